@@ -1,0 +1,22 @@
+# crl-approx: a rerunnable artifact of "Approximation in Contrastive Representation Learning"
+# (arXiv 2610.15388). `snakemake --cores all` regenerates every result from config/config.yaml.
+from pathlib import Path
+
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+# The paper's setting, found from the Snakefile's folder so that --directory works; a user's
+# --configfile / --config is deep-merged on top of it.
+configfile: Path(workflow.basedir) / "config" / "config.yaml"
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/spectra.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        rules.compute_spectrum.output,

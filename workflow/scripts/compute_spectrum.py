@@ -1,0 +1,7 @@
+"""Shim for rule compute_spectrum: the operator spectrum of the Gaussian mixture (Table 1, cols 1–2)."""
+
+from crl_approx import spectrum
+from crl_approx.runtime import rule_logging
+
+with rule_logging(snakemake):  # noqa: F821 (injected by Snakemake)
+    spectrum.run(snakemake.params.gmm, snakemake.params.tau, snakemake.output)  # noqa: F821

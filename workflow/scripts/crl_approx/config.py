@@ -1,0 +1,152 @@
+"""Validation of the merged configuration, with messages that name the offending key.
+
+Used by ``workflow/rules/common.smk`` at parse time, before any job runs: a bad config stops the
+workflow with a :class:`ConfigError` whose message lists every problem as
+``config key 'gmm.sigma_x': ... (allowed: ...)``. Besides the JSON schema (structure, types, ranges,
+unknown keys) it checks the constraints that span several keys.
+
+Imports only yaml and jsonschema, so parsing the Snakefile stays fast.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+from pathlib import Path
+
+import yaml
+from jsonschema import Draft202012Validator
+
+
+class ConfigError(ValueError):
+    """The configuration is invalid; the message names every bad key."""
+
+
+def load_schema(path: str | Path) -> dict:
+    with open(path, encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def _key(path) -> str:
+    return ".".join(str(p) for p in path) or "<top level>"
+
+
+def _subschema(schema: dict, path) -> dict:
+    node = schema
+    for part in path:
+        if isinstance(part, int):
+            node = node.get("items", {})
+        else:
+            node = node.get("properties", {}).get(part, {})
+    return node
+
+
+def _allowed(schema: dict) -> str:
+    """A short human description of what a schema node accepts."""
+    parts = []
+    if "type" in schema:
+        parts.append(f"type {schema['type']}")
+    for word, op in (
+        ("minimum", ">="),
+        ("exclusiveMinimum", ">"),
+        ("maximum", "<="),
+        ("exclusiveMaximum", "<"),
+    ):
+        if word in schema:
+            parts.append(f"{op} {schema[word]}")
+    if "enum" in schema:
+        parts.append("one of " + ", ".join(map(repr, schema["enum"])))
+    if "minItems" in schema:
+        parts.append(f"at least {schema['minItems']} item(s)")
+    if schema.get("uniqueItems"):
+        parts.append("no repeated items")
+    if schema.get("type") == "array" and "items" in schema:
+        parts.append("items: " + _allowed(schema["items"]))
+    text = ", ".join(parts)
+    if "description" in schema:
+        text = f"{text}; {schema['description']}" if text else schema["description"]
+    return text
+
+
+def _format_error(err, schema: dict) -> list[str]:
+    path = list(err.absolute_path)
+    if err.validator == "additionalProperties":
+        node = _subschema(schema, path)
+        known = sorted(node.get("properties", {}))
+        extra = sorted(set(err.instance) - set(known))
+        msgs = []
+        for name in extra:
+            hint = difflib.get_close_matches(name, known, n=1)
+            did = f"; did you mean '{_key([*path, hint[0]])}'?" if hint else ""
+            msgs.append(
+                f"config key '{_key([*path, name])}': unknown key{did} "
+                f"(allowed keys here: {', '.join(known)})"
+            )
+        return msgs
+    if err.validator == "required":
+        missing = err.message.split("'")[1] if "'" in err.message else err.message
+        node = _subschema(schema, [*path, missing])
+        return [f"config key '{_key([*path, missing])}': required but missing ({_allowed(node)})"]
+    node = _subschema(schema, path)
+    return [
+        f"config key '{_key(path)}': {err.instance!r} is not valid: {err.message} "
+        f"(allowed: {_allowed(node)})"
+    ]
+
+
+def _fill_defaults(instance: dict, schema: dict) -> None:
+    for name, sub in schema.get("properties", {}).items():
+        if name not in instance and "default" in sub:
+            instance[name] = copy.deepcopy(sub["default"])
+        if isinstance(instance.get(name), dict) and sub.get("type") == "object":
+            _fill_defaults(instance[name], sub)
+
+
+def _cross_key_errors(cfg: dict) -> list[str]:
+    """Constraints between keys that a JSON schema cannot express cleanly."""
+    errors = []
+    gmm = cfg.get("gmm", {})
+    n_hi, n_lo = gmm.get("quadrature_nodes"), gmm.get("convergence_nodes")
+    if n_hi is not None and n_lo is not None and n_lo >= n_hi:
+        errors.append(
+            f"config key 'gmm.convergence_nodes': {n_lo} must be smaller than "
+            f"gmm.quadrature_nodes = {n_hi} (it is the lower node count of the convergence record)"
+        )
+    dims, n_eig = gmm.get("dims") or [], gmm.get("n_eigenvalues")
+    if dims and n_hi is not None and n_lo is not None:
+        computed = 2 * min(n_hi, n_lo)  # eigenvalues computed at the coarser of the two grids
+        if max(dims) >= computed:
+            errors.append(
+                f"config key 'gmm.dims': D = {max(dims)} is not smaller than the {computed} "
+                f"eigenvalues computed (2 × min(gmm.quadrature_nodes, gmm.convergence_nodes)); "
+                f"allowed: every D < {computed}"
+            )
+        if n_eig is not None and n_eig > computed:
+            errors.append(
+                f"config key 'gmm.n_eigenvalues': {n_eig} exceeds the {computed} eigenvalues "
+                f"computed; allowed: at most {computed}"
+            )
+    if dims and n_eig is not None and max(dims) > n_eig:
+        errors.append(
+            f"config key 'gmm.dims': D = {max(dims)} exceeds gmm.n_eigenvalues = {n_eig}; "
+            f"allowed: every D <= gmm.n_eigenvalues (eigenvalues.csv must list λ_D)"
+        )
+    return errors
+
+
+def validate_config(config: dict, schema: dict) -> dict:
+    """Return a validated copy of ``config`` with schema defaults filled in.
+
+    Raises :class:`ConfigError` naming every offending key.
+    """
+    cfg = copy.deepcopy(config)
+    validator = Draft202012Validator(schema)
+    errors = []
+    for err in sorted(validator.iter_errors(cfg), key=lambda e: list(map(str, e.absolute_path))):
+        errors.extend(_format_error(err, schema))
+    if not errors:
+        _fill_defaults(cfg, schema)
+        errors = _cross_key_errors(cfg)
+    if errors:
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
+    return cfg

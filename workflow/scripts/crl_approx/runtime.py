@@ -1,0 +1,74 @@
+"""What every rule shim shares: logging to the rule's log file, and atomic output writes."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import platform
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+log = logging.getLogger("crl_approx")
+
+
+@contextlib.contextmanager
+def rule_logging(smk):
+    """Send logging and stderr to ``smk.log[0]``; log the rule, its parameters and its wall time.
+
+    A traceback is written to the log before the exception propagates, so that Snakemake's
+    ``--show-failed-logs`` shows why a job failed.
+    """
+    path = Path(smk.log[0])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, mode="w", encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    logging.captureWarnings(True)
+    t0 = time.perf_counter()
+    log.info("rule %s (python %s, %s)", smk.rule, platform.python_version(), platform.node())
+    for name, value in dict(smk.params).items():
+        log.info("param %s = %r", name, value)
+    log.info("threads = %d", smk.threads)
+    try:
+        yield log
+    except BaseException:
+        log.error("failed after %.2f s:\n%s", time.perf_counter() - t0, traceback.format_exc())
+        raise
+    else:
+        for out in smk.output:
+            log.info("wrote %s (%d bytes)", out, os.path.getsize(out) if os.path.exists(out) else -1)
+        log.info("done in %.2f s", time.perf_counter() - t0)
+    finally:
+        root.removeHandler(handler)
+        handler.close()
+        sys.stderr.flush()
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike):
+    """Yield a temporary path beside ``path``; move it into place only if the block succeeds.
+
+    A crashed or killed job therefore never leaves a half-written output behind.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def write_csv(df, path) -> None:
+    """Write a DataFrame as CSV, atomically, with full float precision."""
+    with atomic_path(path) as tmp:
+        df.to_csv(tmp, index=False, float_format="%.17g")
