@@ -1,4 +1,4 @@
-"""Shim for rule compute_spectrum: the operator spectrum of the Gaussian mixture (Table 1, cols 1–2)."""
+"""Shim for rule compute_spectrum: the Gaussian mixture's operator spectrum (Table 1, cols 1–2)."""
 
 from crl_approx import spectrum
 from crl_approx.runtime import rule_logging

@@ -109,8 +109,9 @@ def _cross_key_errors(cfg: dict) -> list[str]:
     n_hi, n_lo = gmm.get("quadrature_nodes"), gmm.get("convergence_nodes")
     if n_hi is not None and n_lo is not None and n_lo >= n_hi:
         errors.append(
-            f"config key 'gmm.convergence_nodes': {n_lo} must be smaller than "
-            f"gmm.quadrature_nodes = {n_hi} (it is the lower node count of the convergence record)"
+            f"config key 'gmm.convergence_nodes': {n_lo} is not smaller than "
+            f"gmm.quadrature_nodes = {n_hi} (allowed: an integer < gmm.quadrature_nodes; it is "
+            f"the lower node count of the convergence record)"
         )
     dims, n_eig = gmm.get("dims") or [], gmm.get("n_eigenvalues")
     if dims and n_hi is not None and n_lo is not None:

@@ -45,30 +45,57 @@ class GaussianMixture:
     def _log_prior_odds(self) -> float:
         return float(np.log(self.prior) - np.log1p(-self.prior))
 
+    def llr_x(self, x):
+        """Log likelihood ratio log N(x; mu_x, σ_x²) / N(x; −mu_x, σ_x²) = 2 mu_x x / σ_x²."""
+        return 2.0 * self.mu_x * np.asarray(x, float) / self.sigma_x**2
+
+    def llr_y(self, y):
+        return 2.0 * self.mu_y * np.asarray(y, float) / self.sigma_y**2
+
     def logit_x(self, x):
-        """log p(+|x) / p(-|x)."""
-        return 2.0 * self.mu_x * np.asarray(x, float) / self.sigma_x**2 + self._log_prior_odds
+        """log p(+|x) / p(−|x)."""
+        return self.llr_x(x) + self._log_prior_odds
 
     def logit_y(self, y):
-        """log p(+|y) / p(-|y)."""
-        return 2.0 * self.mu_y * np.asarray(y, float) / self.sigma_y**2 + self._log_prior_odds
+        """log p(+|y) / p(−|y)."""
+        return self.llr_y(y) + self._log_prior_odds
 
     # --- PMI ----------------------------------------------------------------------------------
-    def _pmi_from_logits(self, a, b):
-        return np.logaddexp(
-            log_expit(a) + log_expit(b) - np.log(self.prior),
-            log_expit(-a) + log_expit(-b) - np.log1p(-self.prior),
+    def _g(self, llr):
+        """(e^a − 1) / (π e^a + 1 − π) = (p(+|·) − π) / (π (1 − π)), without overflow."""
+        pi = self.prior
+        pos = llr > 0
+        e = np.exp(-np.abs(llr))
+        return np.where(
+            pos,
+            -np.expm1(-np.abs(llr)) / (pi + (1 - pi) * e),
+            np.expm1(-np.abs(llr)) / (pi * e + 1 - pi),
         )
+
+    def _pmi_from_llr(self, a, b):
+        """PMI = log r with r = 1 + π(1 − π) g(a) g(b).
+
+        The log1p form is exact where r is near 1 (PMI ≡ 0 exactly when mu_x or mu_y is 0); where
+        r is far from 1 the log-sigmoid form avoids the cancellation 1 − (1 − tiny).
+        """
+        pi = self.prior
+        u = pi * (1 - pi) * self._g(a) * self._g(b)
+        la, lb = a + self._log_prior_odds, b + self._log_prior_odds
+        far = np.logaddexp(
+            log_expit(la) + log_expit(lb) - np.log(pi),
+            log_expit(-la) + log_expit(-lb) - np.log1p(-pi),
+        )
+        return np.where(np.abs(u) < 0.5, np.log1p(np.clip(u, -0.5, 0.5)), far)
 
     def pmi(self, x, y):
         """PMI on the grid x × y: a (len(x), len(y)) matrix."""
-        a = self.logit_x(np.atleast_1d(x))[:, None]
-        b = self.logit_y(np.atleast_1d(y))[None, :]
-        return self._pmi_from_logits(a, b)
+        a = self.llr_x(np.atleast_1d(x))[:, None]
+        b = self.llr_y(np.atleast_1d(y))[None, :]
+        return self._pmi_from_llr(a, b)
 
     def pmi_pointwise(self, x, y):
         """PMI at the pairs (x[i], y[i]) (broadcasting)."""
-        return self._pmi_from_logits(self.logit_x(x), self.logit_y(y))
+        return self._pmi_from_llr(self.llr_x(x), self.llr_y(y))
 
     # --- densities (for independent cross-checks by direct integration) -----------------------
     def _log_components(self, v, mu, sigma):

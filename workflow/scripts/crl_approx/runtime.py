@@ -42,7 +42,9 @@ def rule_logging(smk):
         raise
     else:
         for out in smk.output:
-            log.info("wrote %s (%d bytes)", out, os.path.getsize(out) if os.path.exists(out) else -1)
+            log.info(
+                "wrote %s (%d bytes)", out, os.path.getsize(out) if os.path.exists(out) else -1
+            )
         log.info("done in %.2f s", time.perf_counter() - t0)
     finally:
         root.removeHandler(handler)

@@ -1,14 +1,16 @@
 """The integral operator T of the PMI kernel, discretised by Gauss–Hermite quadrature.
 
-Protocol (PAPER.md, Experiment 1; reproduces the paper's Table 1, columns 1–2, to all printed digits):
+Protocol (PAPER.md, Experiment 1; it reproduces the paper's Table 1, columns 1–2, to all printed
+digits):
 
 * each marginal is a two-component Gaussian mixture; ``n`` Gauss–Hermite nodes are placed on each
   component and weighted by the component's mixture weight, giving 2n nodes per modality whose
   weights integrate against P_X (resp. P_Y) exactly for polynomials of degree < 2n per component;
 * the PMI is used uncentred; the eigenvalues λ_i of T*T are the squared singular values of
   A = diag(√w_x) · PMI · diag(√w_y);
-* eigenfunctions are evaluated by the Nyström extension ψ_i(x) = λ_i^{-1/2} ∫ PMI(x, y) φ_i(y) dP_Y(y)
-  (never as U[:, i] / √w, which divides rounding noise by weights as small as 1e-100);
+* eigenfunctions are evaluated by the Nyström extension
+  ψ_i(x) = λ_i^{-1/2} ∫ PMI(x, y) φ_i(y) dP_Y(y) (never as U[:, i] / √w, which divides rounding
+  noise by weights as small as 1e-100);
 * the population InfoNCE loss of a score matrix is evaluated exactly on the quadrature, with
   log-sum-exp for the inner expectation over P_Y and the density ratio r = exp(PMI) as the weight
   that turns P_X ⊗ P_Y into the joint law for the positive-pair term.
@@ -218,7 +220,9 @@ def convergence_table(high: pd.DataFrame, low: pd.DataFrame, spec_hi, spec_lo, n
     cutoff = EIGENVALUE_CONVERGENCE_CUTOFF * max(lam_hi[0], 1e-300)
     for i in range(min(n_eig, lam_lo.size)):
         if lam_hi[i] > cutoff:
-            rows.append({"quantity": "lambda", "D": i + 1, "value": lam_hi[i], "value_low": lam_lo[i]})
+            rows.append(
+                {"quantity": "lambda", "D": i + 1, "value": lam_hi[i], "value_low": lam_lo[i]}
+            )
     out = pd.DataFrame(rows)
     out["rel_change"] = relative_change(out["value"], out["value_low"])
     out["nodes"] = spec_hi.quad.nodes_per_component
@@ -240,7 +244,7 @@ class SpectrumResult:
 def compute_spectrum(
     mix: GaussianMixture, tau: float, dims, nodes: int, nodes_low: int, n_eigenvalues: int
 ) -> SpectrumResult:
-    """Everything the ``compute_spectrum`` rule writes, at ``nodes`` and checked at ``nodes_low``."""
+    """What the ``compute_spectrum`` rule writes, at ``nodes`` and checked at ``nodes_low``."""
     t0 = time.perf_counter()
     spec = operator_spectrum(mix, nodes)
     table = spectrum_table(spec, dims, tau)
@@ -282,7 +286,11 @@ def run(gmm: dict, tau: float, output) -> SpectrumResult:
     )
     t0 = time.perf_counter()
     checks = crosscheck_table(operator_spectrum(mix, gmm["quadrature_nodes"]), tau)
-    log.info("cross-checks by direct integration (%.2f s):\n%s", time.perf_counter() - t0, checks.to_string(index=False))
+    log.info(
+        "cross-checks by direct integration (%.2f s):\n%s",
+        time.perf_counter() - t0,
+        checks.to_string(index=False),
+    )
     log.info("spectrum:\n%s", res.spectrum.to_string(index=False))
     write_csv(res.eigenvalues, output.eigenvalues)
     write_csv(res.spectrum, output.spectrum)

@@ -1,0 +1,97 @@
+"""End-to-end: the real snakemake, on the repo's Snakefile, in a temporary working directory."""
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from bad_configs import BAD_CONFIGS
+from conftest import REPO, run_snakemake
+from crl_approx.gmm import GaussianMixture
+from crl_approx.spectrum import operator_spectrum, spectrum_table
+
+pytestmark = pytest.mark.e2e
+SMOKE = str(REPO / "config" / "smoke.yaml")
+SPECTRUM_OUTPUTS = ["eigenvalues.csv", "spectrum.csv", "convergence.csv", "crosschecks.csv"]
+
+
+def check(proc):
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    return proc
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    work = tmp_path_factory.mktemp("smoke")
+    check(run_snakemake(work, "--cores", "2", "--configfile", SMOKE))
+    return work
+
+
+def test_smoke_run_writes_the_spectrum_tables(smoke_run):
+    gmm = smoke_run / "results" / "gmm"
+    for name in SPECTRUM_OUTPUTS:
+        assert (gmm / name).stat().st_size > 0, name
+    spectrum = pd.read_csv(gmm / "spectrum.csv")
+    assert spectrum["D"].tolist() == [1, 2]
+    assert set(spectrum["quadrature_nodes"]) == {40}
+    eig = pd.read_csv(gmm / "eigenvalues.csv")
+    assert eig["index"].tolist() == list(range(1, 9))
+    # the workflow's numbers are the package's numbers for the same config
+    paper_mix = GaussianMixture(1.2, 1.0, 1.2, 1.0)
+    expected = spectrum_table(operator_spectrum(paper_mix, 40), [1, 2], 0.5)
+    pd.testing.assert_series_equal(spectrum["spectral_tail"], expected["spectral_tail"], rtol=1e-14)
+    conv = pd.read_csv(gmm / "convergence.csv")
+    assert set(conv["nodes_low"]) == {20}
+    checks = pd.read_csv(gmm / "crosschecks.csv").set_index("quantity")
+    assert checks["rel_diff"].max() < 1e-5  # 40 nodes: quadrature error ~1e-6
+
+
+def test_every_job_leaves_a_log_and_a_benchmark(smoke_run):
+    log = (smoke_run / "logs" / "compute_spectrum" / "gmm.log").read_text()
+    assert "param gmm" in log and "done in" in log and "largest relative change" in log
+    bench = pd.read_csv(smoke_run / "benchmarks" / "compute_spectrum" / "gmm.tsv", sep="\t")
+    assert bench["s"].iloc[0] > 0
+
+
+def test_rerun_is_a_no_op_and_tau_change_reruns_the_spectrum(smoke_run):
+    proc = check(run_snakemake(smoke_run, "-n", "--configfile", SMOKE))
+    assert "Nothing to be done" in proc.stdout + proc.stderr
+    proc = check(run_snakemake(smoke_run, "-n", "--configfile", SMOKE, "--config", "tau=0.25"))
+    assert "compute_spectrum" in proc.stdout
+
+
+def test_default_config_reproduces_the_paper_digits(tmp_path):
+    check(run_snakemake(tmp_path, "--cores", "2"))
+    table = pd.read_csv(tmp_path / "results" / "gmm" / "spectrum.csv").set_index("D")
+    paper = {
+        1: ("4.902e-01", "3.808e-02"),
+        2: ("1.397e-02", "9.984e-04"),
+        4: ("6.822e-04", "5.638e-05"),
+        8: ("6.165e-06", "5.587e-07"),
+    }
+    for d, (tail, trunc) in paper.items():
+        assert f"{table.loc[d, 'spectral_tail']:.3e}" == tail
+        assert f"{table.loc[d, 'truncation_excess_risk']:.3e}" == trunc
+    assert table["convergence_rel_change"].max() < 1e-4
+    assert len(pd.read_csv(tmp_path / "results" / "gmm" / "eigenvalues.csv")) >= 32
+
+
+@pytest.mark.parametrize(("name", "override", "key"), BAD_CONFIGS, ids=[b[0] for b in BAD_CONFIGS])
+def test_bad_config_fails_fast_naming_the_key_and_writes_nothing(tmp_path, name, override, key):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(yaml.safe_dump(override))
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = run_snakemake(work, "--cores", "1", "--configfile", str(bad), timeout=120)
+    assert proc.returncode != 0
+    assert f"config key '{key}'" in proc.stdout + proc.stderr
+    assert not (work / "results").exists()
+    assert not (work / "logs").exists()
+
+
+def test_config_override_on_the_command_line_is_validated(tmp_path):
+    proc = run_snakemake(tmp_path, "--cores", "1", "--config", "tau=-0.5", timeout=120)
+    assert proc.returncode != 0
+    assert "config key 'tau'" in proc.stdout + proc.stderr
+    assert not Path(tmp_path, "results").exists()
