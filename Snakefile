@@ -14,9 +14,18 @@ configfile: Path(workflow.basedir) / "config" / "config.yaml"
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/spectra.smk"
+include: "workflow/rules/encoders.smk"
+
+
+wildcard_constraints:
+    seed=r"\d+",
+    dim=r"\d+",
+    dataset="gmm",
+    objective="samples|population",
 
 
 rule all:
     default_target: True
     input:
         rules.compute_spectrum.output,
+        rules.assemble_table1.output,

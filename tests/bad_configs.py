@@ -34,6 +34,17 @@ BAD_CONFIGS = [
     ("seeds_empty", {"seeds": []}, "seeds"),
     ("seed_negative", {"seeds": [0, -3]}, "seeds.1"),
     ("gmm_not_a_mapping", {"gmm": "paper"}, "gmm"),
+    ("objective_unknown", {"train": {"objectives": ["samples", "magic"]}}, "train.objectives.1"),
+    (
+        "default_objective_not_run",
+        {"train": {"objectives": ["population"], "default_objective": "samples"}},
+        "train.default_objective",
+    ),
+    ("lr_zero", {"train": {"lr": 0}}, "train.lr"),
+    ("depth_one", {"train": {"depth": 1}}, "train.depth"),
+    ("batch_larger_than_data", {"train": {"batch_size": 200000}}, "train.batch_size"),
+    ("schedule_unknown", {"train": {"schedule": "linear"}}, "train.schedule"),
+    ("population_steps_below_epochs", {"train": {"population_steps": 5}}, "train.population_steps"),
 ]
 
 

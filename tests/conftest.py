@@ -27,6 +27,15 @@ def run_snakemake(workdir: Path, *args: str, timeout: float = 900) -> subprocess
 
 
 @pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory) -> Path:
+    """One real run of the whole workflow on config/smoke.yaml, shared by the e2e tests."""
+    work = tmp_path_factory.mktemp("smoke")
+    proc = run_snakemake(work, "--cores", "2", "--configfile", str(REPO / "config" / "smoke.yaml"))
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    return work
+
+
+@pytest.fixture(scope="session")
 def default_config() -> dict:
     with open(REPO / "config" / "config.yaml") as fh:
         return yaml.safe_load(fh)

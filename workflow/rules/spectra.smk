@@ -18,7 +18,27 @@ rule compute_spectrum:
         mem_mb=2000,
         runtime="10m",
     params:
-        gmm=lookup(dpath="gmm", within=config),
+        gmm=gmm_params("dims", "quadrature_nodes", "convergence_nodes", "n_eigenvalues"),
         tau=lookup(dpath="tau", within=config),
     script:
         "../scripts/compute_spectrum.py"
+
+
+rule compute_rank_floor:
+    output:
+        floor="results/gmm/rank_floor.csv",
+    log:
+        "logs/compute_rank_floor/gmm.log",
+    benchmark:
+        "benchmarks/compute_rank_floor/gmm.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime="30m",
+    params:
+        gmm=gmm_params("dims", "quadrature_nodes"),
+        tau=lookup(dpath="tau", within=config),
+    script:
+        "../scripts/compute_rank_floor.py"

@@ -132,6 +132,27 @@ def _cross_key_errors(cfg: dict) -> list[str]:
             f"config key 'gmm.dims': D = {max(dims)} exceeds gmm.n_eigenvalues = {n_eig}; "
             f"allowed: every D <= gmm.n_eigenvalues (eigenvalues.csv must list λ_D)"
         )
+    train = cfg.get("train", {})
+    objectives = train.get("objectives") or []
+    if (
+        train.get("default_objective")
+        and objectives
+        and train["default_objective"] not in objectives
+    ):
+        errors.append(
+            f"config key 'train.default_objective': {train['default_objective']!r} is not in "
+            f"train.objectives = {objectives}; allowed: one of {objectives}"
+        )
+    if "samples" in objectives and train.get("batch_size", 0) > gmm.get("n_train", 0):
+        errors.append(
+            f"config key 'train.batch_size': {train['batch_size']} exceeds gmm.n_train = "
+            f"{gmm.get('n_train')}; allowed: at most gmm.n_train"
+        )
+    if "population" in objectives and train.get("population_steps", 0) < train.get("epochs", 0):
+        errors.append(
+            f"config key 'train.population_steps': {train['population_steps']} is fewer than "
+            f"train.epochs = {train['epochs']}; allowed: at least train.epochs (one per checkpoint)"
+        )
     return errors
 
 

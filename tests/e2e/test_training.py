@@ -1,0 +1,97 @@
+"""End-to-end training: Table 1 from the smoke config, and a job killed mid-training."""
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import REPO, SNAKEMAKE, run_snakemake
+
+pytestmark = pytest.mark.e2e
+SMOKE = str(REPO / "config" / "smoke.yaml")
+TARGET = "results/encoders/gmm/objective~samples/dim~2/seed~0/metrics.json"
+RUN_DIR = "results/encoders/gmm/objective~samples/dim~2/seed~0"
+
+
+def check(proc):
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    return proc
+
+
+def test_smoke_run_assembles_table1(smoke_run):
+    table = pd.read_csv(smoke_run / "results" / "tables" / "table1.csv")
+    assert table["D"].tolist() == [1, 2]
+    for col in (
+        "rank_d_floor_excess_risk",
+        "mlp_l2_distance_mean",
+        "mlp_excess_risk_mean",
+        "mlp_excess_risk_mean_samples",
+        "paper_mlp_excess_risk",
+        "ratio_mlp_excess_risk",
+    ):
+        assert table[col].notna().all(), col
+    assert (table["n_seeds"] == 1).all()
+    # every model is at or above the best achievable rank-D excess
+    assert (table["mlp_excess_risk_mean"] >= table["rank_d_floor_excess_risk"]).all()
+    assert (table["mlp_excess_risk_mean_samples"] >= table["rank_d_floor_excess_risk"]).all()
+    runs = pd.read_csv(smoke_run / "results" / "tables" / "encoder_runs_gmm.csv")
+    assert len(runs) == 4 and set(runs["objective"]) == {"samples", "population"}
+
+
+def test_training_logs_show_epochs_device_and_time(smoke_run):
+    log = (
+        smoke_run / "logs" / "train_encoder" / "gmm" / "objective~samples" / "dim~1" / "seed~0.log"
+    )
+    text = log.read_text()
+    assert "device: cpu" in text or "device: cuda" in text
+    assert "epoch 1/2 train_loss" in text and "epoch 2/2" in text and "done in" in text
+
+
+def _metrics(path):
+    data = json.loads(path.read_text())
+    data.pop("train_seconds")
+    for h in data["history"]:
+        h.pop("seconds")
+    return data
+
+
+def test_killed_training_leaves_no_output_and_the_rerun_gives_the_same_numbers(tmp_path):
+    override = tmp_path / "long.yaml"
+    override.write_text(yaml.safe_dump({"train": {"epochs": 40}, "gmm": {"n_train": 16384}}))
+    args = ["--cores", "2", "--configfile", SMOKE, str(override), "--", TARGET]
+
+    # the reference: an uninterrupted run
+    ref = tmp_path / "ref"
+    ref.mkdir()
+    check(run_snakemake(ref, *args))
+
+    work = tmp_path / "killed"
+    work.mkdir()
+    cmd = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--directory", str(work), *args]
+    proc = subprocess.Popen(
+        cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
+    log = work / "logs" / "train_encoder" / "gmm" / "objective~samples" / "dim~2" / "seed~0.log"
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        if log.exists() and "epoch 3/40" in log.read_text():
+            break
+        assert proc.poll() is None, "snakemake ended before training got under way"
+        time.sleep(0.05)
+    else:
+        pytest.fail("training never reached epoch 3")
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    run_dir = work / RUN_DIR
+    leftovers = sorted(p.name for p in run_dir.iterdir()) if run_dir.exists() else []
+    assert leftovers == [], leftovers
+
+    # a hard kill leaves Snakemake's lock behind: unlock, then rerun continues
+    check(run_snakemake(work, "--unlock", "--configfile", SMOKE, str(override)))
+    check(run_snakemake(work, *args))
+    assert _metrics(work / TARGET) == _metrics(ref / TARGET)

@@ -1,0 +1,75 @@
+# Experiment 1, MLP columns: sampled datasets, two-tower encoders per (dataset, objective, D, seed),
+# and the assembled Table 1.
+
+
+rule make_dataset:
+    output:
+        pairs="results/data/gmm/seed~{seed}/pairs.npz",
+    log:
+        "logs/make_dataset/gmm/seed~{seed}.log",
+    benchmark:
+        "benchmarks/make_dataset/gmm/seed~{seed}.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime="10m",
+    params:
+        gmm=gmm_params("n_train", "n_val"),
+    script:
+        "../scripts/make_dataset.py"
+
+
+# The GPU tag: profiles map `gpu` to a cluster GPU request (profiles/slurm) or to a local card limit
+# (profiles/local-gpu). The code uses CUDA when a GPU is visible and the job's threads on CPU.
+rule train_encoder:
+    input:
+        unpack(encoder_inputs),
+    output:
+        model="results/encoders/{dataset}/objective~{objective}/dim~{dim}/seed~{seed}/model.pt",
+        metrics="results/encoders/{dataset}/objective~{objective}/dim~{dim}/seed~{seed}/metrics.json",
+        checkpoints="results/encoders/{dataset}/objective~{objective}/dim~{dim}/seed~{seed}/checkpoints.npz",
+    log:
+        "logs/train_encoder/{dataset}/objective~{objective}/dim~{dim}/seed~{seed}.log",
+    benchmark:
+        "benchmarks/train_encoder/{dataset}/objective~{objective}/dim~{dim}/seed~{seed}.tsv"
+    conda:
+        "../../envs/torch.yaml"
+    threads: 2
+    resources:
+        gpu=1,
+        mem_mb=4000,
+        runtime="1h",
+    params:
+        gmm=gmm_params("quadrature_nodes"),
+        train=train_params,
+        tau=lookup(dpath="tau", within=config),
+    script:
+        "../scripts/train_encoder.py"
+
+
+rule assemble_table1:
+    input:
+        spectrum=rules.compute_spectrum.output.spectrum,
+        floor=rules.compute_rank_floor.output.floor,
+        metrics=encoder_metrics("gmm"),
+        paper=repo_path("workflow", "resources", "paper_values.yaml"),
+    output:
+        table="results/tables/table1.csv",
+        runs="results/tables/encoder_runs_gmm.csv",
+    log:
+        "logs/assemble_table1/table1.log",
+    benchmark:
+        "benchmarks/assemble_table1/table1.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        objectives=lookup(dpath="train/objectives", within=config),
+        default_objective=lookup(dpath="train/default_objective", within=config),
+    script:
+        "../scripts/assemble_table1.py"

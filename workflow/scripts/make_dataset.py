@@ -1,0 +1,7 @@
+"""Shim for rule make_dataset: train and validation pairs of the Gaussian mixture for one seed."""
+
+from crl_approx import data
+from crl_approx.runtime import rule_logging
+
+with rule_logging(snakemake):  # noqa: F821 (injected by Snakemake)
+    data.run(snakemake.params.gmm, int(snakemake.wildcards.seed), snakemake.output)  # noqa: F821

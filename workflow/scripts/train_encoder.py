@@ -1,0 +1,18 @@
+"""Shim for rule train_encoder: one two-tower model per (dataset, objective, D, seed)."""
+
+from crl_approx import encoders
+from crl_approx.runtime import rule_logging
+
+smk = snakemake  # noqa: F821 (injected by Snakemake)
+with rule_logging(smk):
+    encoders.run(
+        smk.params.gmm,
+        smk.params.train,
+        smk.params.tau,
+        int(smk.wildcards.dim),
+        int(smk.wildcards.seed),
+        smk.wildcards.objective,
+        smk.threads,
+        smk.input.get("pairs"),
+        smk.output,
+    )
