@@ -1,8 +1,9 @@
 """Shim for rule assemble_table1: Table 1 with the paper's values and the ratio ours/paper."""
 
-from crl_approx import tables
 from crl_approx.runtime import rule_logging
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk):
+    from crl_approx import tables  # imported inside, so the log times the imports too
+
     tables.run_table1(smk.input, smk.params.objectives, smk.params.default_objective, smk.output)

@@ -1,7 +1,8 @@
 """Shim for rule compute_rank_floor: the best achievable rank-D InfoNCE excess on the quadrature."""
 
-from crl_approx import rank_floor
 from crl_approx.runtime import rule_logging
 
 with rule_logging(snakemake):  # noqa: F821 (injected by Snakemake)
+    from crl_approx import rank_floor  # imported inside, so the log times the imports too
+
     rank_floor.run(snakemake.params.gmm, snakemake.params.tau, snakemake.output)  # noqa: F821

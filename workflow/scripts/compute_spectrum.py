@@ -1,7 +1,8 @@
 """Shim for rule compute_spectrum: the Gaussian mixture's operator spectrum (Table 1, cols 1–2)."""
 
-from crl_approx import spectrum
 from crl_approx.runtime import rule_logging
 
 with rule_logging(snakemake):  # noqa: F821 (injected by Snakemake)
+    from crl_approx import spectrum  # imported inside, so the log times the imports too
+
     spectrum.run(snakemake.params.gmm, snakemake.params.tau, snakemake.output)  # noqa: F821

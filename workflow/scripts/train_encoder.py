@@ -1,10 +1,11 @@
 """Shim for rule train_encoder: one two-tower model per (dataset, objective, D, seed)."""
 
-from crl_approx import encoders
 from crl_approx.runtime import rule_logging
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk):
+    from crl_approx import encoders  # imported inside, so the log times the imports too
+
     encoders.run(
         smk.params.gmm,
         smk.params.train,

@@ -1,0 +1,54 @@
+"""profiles/local-gpu: GPU-tagged jobs queue for the card, CPU jobs run beside them."""
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO, run_snakemake
+
+pytestmark = pytest.mark.e2e
+
+
+def job_interval(log: Path) -> tuple[datetime, datetime]:
+    """Start and end of a job from the first and last timestamped lines of its log."""
+    stamps = [
+        datetime.strptime(line[:23], "%Y-%m-%d %H:%M:%S,%f")
+        for line in log.read_text().splitlines()
+        if line[:4].isdigit()
+    ]
+    return stamps[0], stamps[-1]
+
+
+def overlaps(a, b) -> bool:
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def test_gpu_jobs_never_overlap_while_cpu_jobs_run_beside_them(tmp_path):
+    # 4 job slots and 1-thread training, so that only the gpu resource can serialise training
+    proc = run_snakemake(
+        tmp_path,
+        "--profile",
+        str(REPO / "profiles" / "local-gpu"),
+        "--resources",
+        "gpu=1",
+        "--cores",
+        "4",
+        "--set-threads",
+        "train_encoder=1",
+        "--configfile",
+        str(REPO / "config" / "smoke.yaml"),
+    )
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    logs = tmp_path / "logs"
+    train = [job_interval(p) for p in sorted((logs / "train_encoder").rglob("*.log"))]
+    cpu = [
+        job_interval(p)
+        for rule in ("compute_spectrum", "compute_rank_floor", "make_dataset")
+        for p in sorted((logs / rule).rglob("*.log"))
+    ]
+    assert len(train) == 4 and len(cpu) == 3
+    for i, a in enumerate(train):
+        for b in train[i + 1 :]:
+            assert not overlaps(a, b), (a, b)
+    assert any(overlaps(c, t) for c in cpu for t in train), (cpu, train)
