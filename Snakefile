@@ -15,6 +15,7 @@ configfile: Path(workflow.basedir) / "config" / "config.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/spectra.smk"
 include: "workflow/rules/encoders.smk"
+include: "workflow/rules/report.smk"
 
 
 wildcard_constraints:
@@ -29,3 +30,4 @@ rule all:
     input:
         rules.compute_spectrum.output,
         rules.assemble_table1.output,
+        rules.build_report.output,

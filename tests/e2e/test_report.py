@@ -1,0 +1,127 @@
+"""The HTML report: contents, self-containment, Snakemake's own report, what reruns after edits."""
+
+import os
+import re
+import zipfile
+from contextlib import contextmanager
+
+import pytest
+
+from conftest import REPO, run_snakemake
+
+pytestmark = pytest.mark.e2e
+SMOKE = str(REPO / "config" / "smoke.yaml")
+IDS = [
+    "table1-main",
+    "table1-mlp-population",
+    "table1-mlp-samples",
+    "crosschecks",
+    "table2-formulas",
+    "table2-general",
+    "table2-lcgm",
+    "provenance-table",
+    "benchmarks",
+    "config",
+    "fig-eigenvalues",
+    "fig-excess",
+    "fig-training",
+    "fig-theory",
+]
+
+
+def test_report_holds_every_table_and_figure_and_is_self_contained(smoke_run):
+    html = (smoke_run / "results" / "report" / "index.html").read_text()
+    for ident in IDS:
+        assert f'id="{ident}"' in html, ident
+    # figures are inline, nothing is fetched, nothing runs
+    assert html.count('src="data:image/svg+xml;base64,') == 4
+    external = re.findall(r'(?:src|href)="(?!data:|#)([^"]*)"', html)
+    assert external == []
+    assert "<script" not in html.lower()
+    assert "@import" not in html and "url(" not in html
+    # the paper's numbers stand beside ours, with verdicts
+    assert "4.902e-01" in html and "9.941e-03" in html
+    assert "matches printed digits" in html
+    assert "git commit" in html and "torch" in html
+
+
+def job_counts(proc) -> dict[str, int]:
+    """The job-stats table of a dry run: {rule: count}."""
+    out = proc.stdout + proc.stderr
+    stats = out.split("Job stats:", 1)[1].split("total", 1)[0]
+    return {m[0]: int(m[1]) for m in re.findall(r"^(\w+)\s+(\d+)$", stats, re.M)}
+
+
+#: a harmless edit per file type (Snakemake compares checksums of small inputs, so a mere touch
+#: does not count as a change)
+EDITS = {
+    ".j2": "\n{# edited by a test #}\n",
+    ".css": "\n/* edited by a test */\n",
+    ".py": "\n# edited\n",
+}
+
+
+@contextmanager
+def edited(*paths):
+    """Edit files (as a user would), then restore their bytes and their mtimes exactly."""
+    saved = {p: (p.read_bytes(), os.stat(p)) for p in paths}
+    try:
+        for p in paths:
+            p.write_bytes(saved[p][0] + EDITS[p.suffix].encode())
+        yield
+    finally:
+        for p, (data, st) in saved.items():
+            p.write_bytes(data)
+            os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def dry_run(workdir, *extra):
+    proc = run_snakemake(workdir, "-n", "--configfile", SMOKE, *extra)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def test_editing_the_template_or_report_code_reruns_only_the_report(smoke_run):
+    for path in (REPO / "report" / "templates" / "index.html.j2", REPO / "report" / "style.css"):
+        with edited(path):
+            assert job_counts(dry_run(smoke_run)) == {"build_report": 1, "all": 1}, path
+    with edited(REPO / "workflow" / "scripts" / "crl_approx" / "report.py"):
+        assert job_counts(dry_run(smoke_run)) == {"build_report": 1, "all": 1}
+    with edited(REPO / "workflow" / "scripts" / "crl_approx" / "plots.py"):
+        jobs = job_counts(dry_run(smoke_run))
+    assert jobs == {
+        "plot_eigenvalues": 1,
+        "plot_excess": 1,
+        "plot_training_curves": 1,
+        "plot_theory_sizes": 1,
+        "build_report": 1,
+        "all": 1,
+    }
+    assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(dry_run(smoke_run))
+
+
+def test_editing_tau_reruns_what_depends_on_it_and_nothing_else(smoke_run):
+    jobs = job_counts(dry_run(smoke_run, "--config", "tau=0.25"))
+    assert jobs == {
+        "compute_spectrum": 1,
+        "compute_rank_floor": 1,
+        "train_encoder": 4,
+        "assemble_table1": 1,
+        "plot_eigenvalues": 1,
+        "plot_excess": 1,
+        "plot_training_curves": 1,
+        "build_report": 1,
+        "all": 1,
+    }
+    # the sampled datasets and the theory table do not depend on tau
+    assert "make_dataset" not in jobs and "compute_theory_sizes" not in jobs
+
+
+def test_snakemake_report_bundles_the_figures(smoke_run, tmp_path):
+    target = smoke_run / "results" / "provenance.zip"
+    proc = run_snakemake(smoke_run, "--configfile", SMOKE, "--report", str(target))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    names = zipfile.ZipFile(target).namelist()
+    for fig in ("eigenvalues.svg", "excess_vs_d.svg", "training_curves.svg", "theory_sizes.svg"):
+        assert any(n.endswith(fig) for n in names), fig
+    assert any(n.endswith("index.html") for n in names)

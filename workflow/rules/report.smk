@@ -1,0 +1,162 @@
+# Table 2 (theory), the figures (one plot rule each, reading cached tables) and the HTML report.
+
+
+rule compute_theory_sizes:
+    output:
+        table="results/tables/table2.csv",
+    log:
+        "logs/compute_theory_sizes/table2.log",
+    benchmark:
+        "benchmarks/compute_theory_sizes/table2.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=500,
+        runtime="5m",
+    params:
+        theory=lookup(dpath="theory", within=config),
+    script:
+        "../scripts/compute_theory_sizes.py"
+
+
+rule plot_eigenvalues:
+    input:
+        eigenvalues=rules.compute_spectrum.output.eigenvalues,
+        spectrum=rules.compute_spectrum.output.spectrum,
+        code=repo_path("workflow", "scripts", "crl_approx", "plots.py"),
+    output:
+        figure=report(
+            "results/figures/eigenvalues.svg",
+            caption="../../report/captions/eigenvalues.rst",
+            category="Table 1: Gaussian mixture",
+        ),
+    log:
+        "logs/plot_eigenvalues/eigenvalues.log",
+    benchmark:
+        "benchmarks/plot_eigenvalues/eigenvalues.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        kind="eigenvalues",
+    script:
+        "../scripts/plot.py"
+
+
+rule plot_excess:
+    input:
+        table1=rules.assemble_table1.output.table,
+        code=repo_path("workflow", "scripts", "crl_approx", "plots.py"),
+    output:
+        figure=report(
+            "results/figures/excess_vs_d.svg",
+            caption="../../report/captions/excess.rst",
+            category="Table 1: Gaussian mixture",
+        ),
+    log:
+        "logs/plot_excess/excess_vs_d.log",
+    benchmark:
+        "benchmarks/plot_excess/excess_vs_d.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        kind="excess",
+    script:
+        "../scripts/plot.py"
+
+
+rule plot_training_curves:
+    input:
+        metrics=encoder_metrics("gmm"),
+        code=repo_path("workflow", "scripts", "crl_approx", "plots.py"),
+    output:
+        figure=report(
+            "results/figures/training_curves.svg",
+            caption="../../report/captions/training.rst",
+            category="Table 1: Gaussian mixture",
+        ),
+    log:
+        "logs/plot_training_curves/training_curves.log",
+    benchmark:
+        "benchmarks/plot_training_curves/training_curves.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        kind="training",
+    script:
+        "../scripts/plot.py"
+
+
+rule plot_theory_sizes:
+    input:
+        table2=rules.compute_theory_sizes.output.table,
+        code=repo_path("workflow", "scripts", "crl_approx", "plots.py"),
+    output:
+        figure=report(
+            "results/figures/theory_sizes.svg",
+            caption="../../report/captions/theory.rst",
+            category="Table 2: theory",
+        ),
+    log:
+        "logs/plot_theory_sizes/theory_sizes.log",
+    benchmark:
+        "benchmarks/plot_theory_sizes/theory_sizes.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        kind="theory",
+    script:
+        "../scripts/plot.py"
+
+
+rule build_report:
+    input:
+        table1=rules.assemble_table1.output.table,
+        table2=rules.compute_theory_sizes.output.table,
+        spectrum=rules.compute_spectrum.output.spectrum,
+        crosschecks=rules.compute_spectrum.output.crosschecks,
+        fig_eigenvalues=rules.plot_eigenvalues.output.figure,
+        fig_excess=rules.plot_excess.output.figure,
+        fig_training=rules.plot_training_curves.output.figure,
+        fig_theory=rules.plot_theory_sizes.output.figure,
+        paper=repo_path("workflow", "resources", "paper_values.yaml"),
+        template=repo_path("report", "templates", "index.html.j2"),
+        css=repo_path("report", "style.css"),
+        code=repo_path("workflow", "scripts", "crl_approx", "report.py"),
+    output:
+        html=report(
+            "results/report/index.html",
+            caption="../../report/captions/report.rst",
+            category="Report",
+        ),
+    log:
+        "logs/build_report/index.log",
+    benchmark:
+        "benchmarks/build_report/index.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        config=config,
+        figures=["fig_eigenvalues", "fig_excess", "fig_training", "fig_theory"],
+    script:
+        "../scripts/build_report.py"

@@ -1,0 +1,245 @@
+"""The paper artifact: one self-contained HTML file (inline CSS, base64 figures, no scripts).
+
+Rendered from report/templates/index.html.j2 with jinja2. Sections whose inputs the current config
+does not produce are left out. Every number shown is read from results/; the paper's numbers come
+from workflow/resources/paper_values.yaml.
+"""
+
+from __future__ import annotations
+
+import base64
+import glob
+import importlib.metadata
+import math
+import os
+import platform
+import subprocess
+from pathlib import Path
+
+import jinja2
+import pandas as pd
+import yaml
+
+from .runtime import atomic_path
+from .tables import load_paper_values
+from .theory import FORMULAS
+
+#: relative tolerance of the "same order of magnitude" verdict: |log10(ours/paper)| < this
+ORDER_TOLERANCE = 0.5
+PACKAGES = ("snakemake", "numpy", "scipy", "pandas", "torch", "matplotlib", "jinja2")
+
+
+def fmt(value, digits: int = 4) -> str:
+    """A number as the paper prints it (4 significant digits, scientific)."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "—"
+    return f"{value:.{digits - 1}e}"
+
+
+def verdict(ours, paper) -> tuple[str, str]:
+    """(label, css class) comparing our value with the paper's."""
+    if paper is None or ours is None or not all(map(math.isfinite, (ours, paper))):
+        return "—", "none"
+    if fmt(ours) == fmt(paper):
+        return "matches printed digits", "match"
+    if ours > 0 and paper > 0 and abs(math.log10(ours / paper)) < ORDER_TOLERANCE:
+        return "same order of magnitude", "order"
+    return "differs", "differs"
+
+
+def cell(ours, paper, sd=None) -> dict:
+    label, css = verdict(ours, paper)
+    ratio = ours / paper if paper and ours is not None and math.isfinite(ours) else None
+    return {
+        "ours": fmt(ours) + (f" ± {fmt(sd, 2)}" if sd is not None and math.isfinite(sd) else ""),
+        "paper": fmt(paper),
+        "ratio": f"{ratio:.3f}" if ratio is not None and math.isfinite(ratio) else "—",
+        "verdict": label,
+        "css": css,
+    }
+
+
+def _num(row, col):
+    value = row.get(col)
+    return None if value is None or pd.isna(value) else float(value)
+
+
+def table1_rows(table: pd.DataFrame, objectives: list[str], default_objective: str) -> list[dict]:
+    other = [o for o in objectives if o != default_objective]
+    rows = []
+    for _, r in table.iterrows():
+        row = {
+            "D": int(r["D"]),
+            "tail": cell(_num(r, "spectral_tail"), _num(r, "paper_spectral_tail")),
+            "trunc": cell(
+                _num(r, "truncation_excess_risk"), _num(r, "paper_truncation_excess_risk")
+            ),
+            "floor": fmt(_num(r, "rank_d_floor_excess_risk")),
+            "mlp": {},
+        }
+        for objective in [default_objective, *other]:
+            sfx = "" if objective == default_objective else f"_{objective}"
+            row["mlp"][objective] = {
+                "l2": cell(
+                    _num(r, f"mlp_l2_distance_mean{sfx}"),
+                    _num(r, "paper_mlp_l2_distance"),
+                    _num(r, f"mlp_l2_distance_sd{sfx}"),
+                ),
+                "excess": cell(
+                    _num(r, f"mlp_excess_risk_mean{sfx}"),
+                    _num(r, "paper_mlp_excess_risk"),
+                    _num(r, f"mlp_excess_risk_sd{sfx}"),
+                ),
+                "over_floor": f"{_num(r, f'mlp_excess_over_floor{sfx}'):.3g}",
+                "n": int(_num(r, f"n_seeds{sfx}") or 0),
+            }
+        rows.append(row)
+    return rows
+
+
+def img(path) -> str:
+    data = base64.b64encode(Path(path).read_bytes()).decode("ascii")
+    return f"data:image/svg+xml;base64,{data}"
+
+
+def git_state(repo: Path) -> dict:
+    def git(*args):
+        proc = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True)
+        return proc.stdout.strip() if proc.returncode == 0 else None
+
+    commit = git("rev-parse", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit or "unknown (not a git checkout)", "dirty": bool(status)}
+
+
+def machine() -> dict:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    gpu = None
+    try:
+        proc = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
+        gpu = proc.stdout.strip() or None if proc.returncode == 0 else None
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "gpu": gpu or "none visible",
+        "python": platform.python_version(),
+        "os": platform.platform(),
+    }
+
+
+def package_versions() -> dict:
+    out = {}
+    for name in PACKAGES:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def benchmark_table(root: str = "benchmarks") -> list[dict]:
+    """Per rule: jobs, total and max wall time, max memory, from Snakemake's benchmark files."""
+    rows = []
+    for path in sorted(glob.glob(os.path.join(root, "**", "*.tsv"), recursive=True)):
+        rule = Path(path).relative_to(root).parts[0]
+        bench = pd.read_csv(path, sep="\t")
+        rows.append({"rule": rule, "s": bench["s"].iloc[-1], "max_rss": bench["max_rss"].iloc[-1]})
+    if not rows:
+        return []
+    df = pd.DataFrame(rows)
+    agg = df.groupby("rule").agg(
+        jobs=("s", "size"), total_s=("s", "sum"), max_s=("s", "max"), max_rss=("max_rss", "max")
+    )
+    return [
+        {
+            "rule": rule,
+            "jobs": int(r["jobs"]),
+            "total_s": f"{r['total_s']:.1f}",
+            "max_s": f"{r['max_s']:.1f}",
+            "max_rss": "—" if pd.isna(r["max_rss"]) else f"{r['max_rss']:.0f}",
+        }
+        for rule, r in agg.iterrows()
+    ]
+
+
+def table2(table: pd.DataFrame) -> dict:
+    models = {}
+    for model, sub in table.groupby("model", sort=False):
+        models[model] = {
+            "formulas": FORMULAS[model],
+            "rows": [
+                {
+                    "eps": f"{r['eps']:g}",
+                    "D": f"{r['D']:.3g}",
+                    "anchor": f"{r['anchor_size']:.3g}",
+                    "target": f"{r['target_size']:.3g}",
+                    "pd": f"{r['pseudo_dimension']:.3g}",
+                }
+                for _, r in sub.iterrows()
+            ],
+        }
+    first = table.iloc[0]
+    return {
+        "models": models,
+        "d1": int(first["d1"]),
+        "d2": int(first["d2"]),
+        "beta": first["beta"],
+        "K": int(first["K"]),
+    }
+
+
+def build(inputs, params, output, repo: Path) -> str:
+    """The ``build_report`` rule: render the template into one HTML file."""
+    config = params.config
+    paper = load_paper_values(inputs.paper)
+    t1 = pd.read_csv(inputs.table1)
+    spectrum = pd.read_csv(inputs.spectrum)
+    checks = pd.read_csv(inputs.crosschecks)
+    context = {
+        "config": config,
+        "config_yaml": yaml.safe_dump(config, sort_keys=False, allow_unicode=True),
+        "paper": paper,
+        "table1": table1_rows(
+            t1, config["train"]["objectives"], config["train"]["default_objective"]
+        ),
+        "objectives": [config["train"]["default_objective"]]
+        + [o for o in config["train"]["objectives"] if o != config["train"]["default_objective"]],
+        "mi": spectrum["mutual_information"].iloc[0],
+        "nodes": int(spectrum["quadrature_nodes"].iloc[0]),
+        "max_conv": spectrum["convergence_rel_change"].max(),
+        "crosschecks": checks.to_dict("records"),
+        "table2": table2(pd.read_csv(inputs.table2)),
+        "figures": {name: img(getattr(inputs, name)) for name in params.figures},
+        "order_tolerance": 10**ORDER_TOLERANCE,
+        "git": git_state(repo),
+        "machine": machine(),
+        "packages": package_versions(),
+        "benchmarks": benchmark_table(),
+        "fmt": fmt,
+    }
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(Path(inputs.template).parent),
+        autoescape=jinja2.select_autoescape(["html", "j2"]),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    context["css"] = jinja2.utils.markupsafe.Markup(Path(inputs.css).read_text(encoding="utf-8"))
+    text = env.get_template(Path(inputs.template).name).render(**context)
+    with atomic_path(output.html) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return text
