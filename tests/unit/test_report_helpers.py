@@ -1,0 +1,58 @@
+"""Report helpers (verdicts, formatting) and the theory table."""
+
+import math
+
+import numpy as np
+import pytest
+
+from crl_approx.report import cell, fmt, verdict
+from crl_approx.theory import sizes
+
+
+def test_fmt_prints_like_the_paper():
+    assert fmt(0.49024679) == "4.902e-01"
+    assert fmt(5.5869815e-07) == "5.587e-07"
+    assert fmt(float("nan")) == "—" and fmt(None) == "—"
+
+
+@pytest.mark.parametrize(
+    ("ours", "paper", "label"),
+    [
+        (0.49024679, 0.4902, "matches printed digits"),
+        (5.5869e-07, 5.587e-7, "matches printed digits"),
+        (5.5864e-07, 5.587e-7, "same order of magnitude"),
+        (1.6e-4, 1.877e-5, "differs"),  # 8.5x
+        (2.9e-5, 9.188e-6, "same order of magnitude"),  # 3.16x is the edge
+        (1.0, None, "—"),
+    ],
+)
+def test_verdicts(ours, paper, label):
+    assert verdict(ours, paper)[0] == label
+
+
+def test_cell_reports_mean_sd_and_ratio():
+    c = cell(1.0e-2, 9.941e-3, sd=6.9e-6)
+    assert c["ours"] == "1.000e-02 ± 6.9e-06"
+    assert c["ratio"] == f"{1e-2 / 9.941e-3:.3f}"
+    assert c["css"] == "order"
+
+
+def test_theory_rates():
+    t = sizes([0.01], d1=16, d2=16, beta=4.0, k=8).set_index("model")
+    # general: D = ε^{-min(d1,d2)/(2β)} = 0.01^{-2} = 1e4
+    assert t.loc["general", "D"] == pytest.approx(1e4)
+    # anchor: ε^{-(4 + 2)·16/32} = 0.01^{-3}; pseudo-dimension ε^{-48/8} = 0.01^{-6}
+    assert t.loc["general", "anchor_size"] == pytest.approx(1e6)
+    assert t.loc["general", "pseudo_dimension"] == pytest.approx(1e12)
+    # LCGM: D = K, anchor log²(1/ε), target ε^{-d2/(4β)} = 0.01^{-1}
+    assert t.loc["lcgm", "D"] == 8
+    assert t.loc["lcgm", "anchor_size"] == pytest.approx(math.log(100) ** 2)
+    assert t.loc["lcgm", "target_size"] == pytest.approx(100)
+
+
+def test_asymmetric_dimensions_swap_the_encoder_exponents():
+    a = sizes(np.array([0.1, 0.01]), d1=8, d2=16, beta=2.0, k=4).set_index("model")
+    b = sizes(np.array([0.1, 0.01]), d1=16, d2=8, beta=2.0, k=4).set_index("model")
+    np.testing.assert_allclose(a.loc["general", "anchor_size"], b.loc["general", "target_size"])
+    # the LCGM anchor is dimension-free
+    np.testing.assert_allclose(a.loc["lcgm", "anchor_size"], b.loc["lcgm", "anchor_size"])
