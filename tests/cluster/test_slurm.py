@@ -118,6 +118,12 @@ def test_workflow_runs_through_the_slurm_profile(tmp_path, smoke_run):
         "make_dataset": 1,
         "train_encoder": 4,
         "assemble_table1": 1,
+        "compute_theory_sizes": 1,
+        "plot_eigenvalues": 1,
+        "plot_excess": 1,
+        "plot_training_curves": 1,
+        "plot_theory_sizes": 1,
+        "build_report": 1,
     }
     # the GPU request travelled with the training jobs only
     for job in rules["train_encoder"]:

@@ -24,7 +24,9 @@ from .runtime import atomic_path
 from .tables import load_paper_values
 from .theory import FORMULAS
 
-#: relative tolerance of the "same order of magnitude" verdict: |log10(ours/paper)| < this
+#: the "within 10 %" verdict: |ours/paper − 1| <= this
+CLOSE_TOLERANCE = 0.10
+#: the "same order of magnitude" verdict: |log10(ours/paper)| < this (a factor 10^0.5 ≈ 3.16)
 ORDER_TOLERANCE = 0.5
 PACKAGES = ("snakemake", "numpy", "scipy", "pandas", "torch", "matplotlib", "jinja2")
 
@@ -42,6 +44,8 @@ def verdict(ours, paper) -> tuple[str, str]:
         return "—", "none"
     if fmt(ours) == fmt(paper):
         return "matches printed digits", "match"
+    if abs(ours / paper - 1) <= CLOSE_TOLERANCE:
+        return f"within {CLOSE_TOLERANCE:.0%}", "match"
     if ours > 0 and paper > 0 and abs(math.log10(ours / paper)) < ORDER_TOLERANCE:
         return "same order of magnitude", "order"
     return "differs", "differs"
