@@ -235,6 +235,7 @@ class SpectrumResult:
     eigenvalues: pd.DataFrame
     spectrum: pd.DataFrame
     convergence: pd.DataFrame
+    spec: OperatorSpectrum  # the operator at the configured node count
 
     @property
     def max_rel_change(self) -> float:
@@ -258,7 +259,7 @@ def compute_spectrum(
         conv.loc[(conv["D"] == d) & (conv["quantity"] != "lambda"), "rel_change"].max()
         for d in table["D"]
     ]
-    return SpectrumResult(eigenvalue_table(spec, n_eigenvalues), table, conv)
+    return SpectrumResult(eigenvalue_table(spec, n_eigenvalues), table, conv, spec)
 
 
 def run(gmm: dict, tau: float, output) -> SpectrumResult:
@@ -285,7 +286,7 @@ def run(gmm: dict, tau: float, output) -> SpectrumResult:
         worst["D"],
     )
     t0 = time.perf_counter()
-    checks = crosscheck_table(operator_spectrum(mix, gmm["quadrature_nodes"]), tau)
+    checks = crosscheck_table(res.spec, tau)
     log.info(
         "cross-checks by direct integration (%.2f s):\n%s",
         time.perf_counter() - t0,
