@@ -52,14 +52,6 @@ class GaussianMixture:
     def llr_y(self, y):
         return 2.0 * self.mu_y * np.asarray(y, float) / self.sigma_y**2
 
-    def logit_x(self, x):
-        """log p(+|x) / p(−|x)."""
-        return self.llr_x(x) + self._log_prior_odds
-
-    def logit_y(self, y):
-        """log p(+|y) / p(−|y)."""
-        return self.llr_y(y) + self._log_prior_odds
-
     # --- PMI ----------------------------------------------------------------------------------
     def _g(self, llr):
         """(e^a − 1) / (π e^a + 1 − π) = (p(+|·) − π) / (π (1 − π)), without overflow."""
@@ -123,11 +115,6 @@ class GaussianMixture:
         x = z * self.mu_x + self.sigma_x * rng.standard_normal(n)
         y = z * self.mu_y + self.sigma_y * rng.standard_normal(n)
         return x, y, z
-
-    def sample_y(self, n: int, rng: np.random.Generator):
-        """n draws from the marginal P_Y."""
-        z = np.where(rng.random(n) < self.prior, 1.0, -1.0)
-        return z * self.mu_y + self.sigma_y * rng.standard_normal(n)
 
 
 def log_mean_exp_rows(h: np.ndarray, w: np.ndarray) -> np.ndarray:

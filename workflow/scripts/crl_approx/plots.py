@@ -61,21 +61,12 @@ def plot_excess(table1_csv, path) -> None:
     ]
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots()
-        ax.semilogy(t["D"], t["spectral_tail"], "^:", color="grey", label="spectral tail")
-        ax.semilogy(
-            t["D"],
-            t["truncation_excess_risk"],
-            "o-",
-            color=COLORS["ours"],
-            label="truncation (ours)",
-        )
-        ax.semilogy(
-            t["D"],
-            t["rank_d_floor_excess_risk"],
-            "v-",
-            color=COLORS["floor"],
-            label="rank-D floor (ours)",
-        )
+        for col, style, color, label in (
+            ("spectral_tail", "^:", "grey", "spectral tail"),
+            ("truncation_excess_risk", "o-", COLORS["ours"], "truncation (ours)"),
+            ("rank_d_floor_excess_risk", "v-", COLORS["floor"], "rank-D floor (ours)"),
+        ):
+            ax.semilogy(t["D"], t[col], style, color=color, label=label)
         for suffix, color in zip(suffixes, ("#9467bd", COLORS["samples"]), strict=False):
             name = suffix.lstrip("_") or "default objective"
             ax.errorbar(
@@ -110,6 +101,7 @@ def plot_training_curves(metrics_paths, path) -> None:
     runs = [json.loads(open(p, encoding="utf-8").read()) for p in metrics_paths]
     objectives = sorted({r["objective"] for r in runs})
     dims = sorted({r["D"] for r in runs})
+    first_seed = min(r["seed"] for r in runs)  # one legend entry per D
     cmap = plt.get_cmap("viridis")
     with plt.rc_context(STYLE):
         fig, axes = plt.subplots(
@@ -121,7 +113,7 @@ def plot_training_curves(metrics_paths, path) -> None:
                     continue
                 hist = pd.DataFrame(run["history"])
                 color = cmap(dims.index(run["D"]) / max(1, len(dims) - 1))
-                label = f"D = {run['D']}" if run["seed"] == min(r["seed"] for r in runs) else None
+                label = f"D = {run['D']}" if run["seed"] == first_seed else None
                 ax.semilogy(hist["epoch"], hist["excess_risk"], color=color, alpha=0.8, label=label)
             ax.set_title(f"objective: {objective}")
             ax.set_xlabel("epoch (checkpoint)")

@@ -77,7 +77,6 @@ def table1(
         out[f"mlp_excess_over_floor{suffix}"] = (
             out[f"mlp_excess_risk_mean{suffix}"] / out["rank_d_floor_excess_risk"]
         )
-    out.attrs["default_objective"] = default_objective
     return out
 
 
