@@ -15,14 +15,16 @@ configfile: Path(workflow.basedir) / "config" / "config.yaml"
 include: "workflow/rules/common.smk"
 include: "workflow/rules/spectra.smk"
 include: "workflow/rules/encoders.smk"
+include: "workflow/rules/lcgm.smk"
 include: "workflow/rules/report.smk"
 
 
 wildcard_constraints:
     seed=r"\d+",
     dim=r"\d+",
-    dataset="gmm",
+    dataset="gmm|lcgm",
     objective="samples|population",
+    score="inner|cosine",
 
 
 rule all:
@@ -30,4 +32,6 @@ rule all:
     input:
         rules.compute_spectrum.output,
         rules.assemble_table1.output,
+        rules.assemble_lcgm.output,
+        rules.lcgm_design.output,
         rules.build_report.output,

@@ -45,6 +45,17 @@ BAD_CONFIGS = [
     ("batch_larger_than_data", {"train": {"batch_size": 200000}}, "train.batch_size"),
     ("schedule_unknown", {"train": {"schedule": "linear"}}, "train.schedule"),
     ("population_steps_below_epochs", {"train": {"population_steps": 5}}, "train.population_steps"),
+    ("score_unknown", {"train": {"score": "euclidean"}}, "train.score"),
+    ("cosine_scale_zero", {"train": {"cosine_scale": 0}}, "train.cosine_scale"),
+    ("lcgm_K_above_d_x", {"lcgm": {"K": 20}}, "lcgm.K"),
+    ("lcgm_K_one", {"lcgm": {"K": 1}}, "lcgm.K"),
+    ("lcgm_prior_wrong_length", {"lcgm": {"prior": [0.5, 0.5]}}, "lcgm.prior"),
+    ("lcgm_prior_word", {"lcgm": {"prior": "flat"}}, "lcgm.prior"),
+    ("lcgm_sigma_y_zero", {"lcgm": {"sigma_y": 0}}, "lcgm.sigma_y"),
+    ("lcgm_dims_single", {"lcgm": {"dims": [8]}}, "lcgm.dims"),
+    ("lcgm_candidates_above_test", {"lcgm": {"n_candidates": 50000}}, "lcgm.n_candidates"),
+    ("lcgm_elbow_fraction_one", {"lcgm": {"elbow_fraction": 1.0}}, "lcgm.elbow_fraction"),
+    ("lcgm_misspelt_key", {"lcgm": {"means_x": 6.0}}, "lcgm.means_x"),
 ]
 
 

@@ -28,11 +28,20 @@ config.update(_validated)
 # --- parameters: each job sees only the config keys it depends on, so that Snakemake's params
 # rerun trigger reruns exactly what a config change affects.
 GMM_MODEL_KEYS = ("mu_x", "sigma_x", "mu_y", "sigma_y", "prior")
+LCGM_MODEL_KEYS = ("K", "d_x", "d_y", "prior", "mean_x", "sigma_x", "mean_y", "sigma_y")
+LCGM_MODEL_KEYS += ("design_seed",)
+LCGM_SAMPLE_KEYS = ("n_train", "n_val", "n_probe_fit", "n_probe_test")
 TRAIN_KEYS = ("width", "depth", "lr", "weight_decay", "schedule", "epochs", "max_loss")
 TRAIN_KEYS_BY_OBJECTIVE = {
     "samples": ("batch_size",),
     "population": ("population_nodes", "population_steps"),
 }
+TRAIN_KEYS_BY_SCORE = {
+    "inner": (),
+    "cosine": ("cosine_scale", "cosine_scale_learnable"),
+}
+#: the one objective of the LCGM (no quadrature exists in 16 dimensions)
+LCGM_OBJECTIVE = "samples"
 
 
 def gmm_params(*keys):
@@ -40,10 +49,30 @@ def gmm_params(*keys):
     return {key: config["gmm"][key] for key in (*GMM_MODEL_KEYS, *keys)}
 
 
+def lcgm_params(*keys):
+    """The LCGM's parameters plus the named keys of the lcgm section."""
+    return {key: config["lcgm"][key] for key in (*LCGM_MODEL_KEYS, *keys)}
+
+
+def dataset_params(wildcards):
+    """What sampling one dataset's pairs depends on."""
+    if wildcards.dataset == "gmm":
+        return gmm_params("n_train", "n_val")
+    return lcgm_params(*LCGM_SAMPLE_KEYS)
+
+
+def training_data_params(wildcards):
+    """What training on one dataset reads from its config section."""
+    if wildcards.dataset == "gmm":
+        return gmm_params("quadrature_nodes")
+    return lcgm_params("n_checkpoint")
+
+
 def train_params(wildcards):
-    """The training keys that one objective depends on."""
+    """The training keys that one objective and score depend on."""
     keys = TRAIN_KEYS + TRAIN_KEYS_BY_OBJECTIVE[wildcards.objective]
-    return {key: config["train"][key] for key in keys}
+    keys += TRAIN_KEYS_BY_SCORE[wildcards.score]
+    return {"score": wildcards.score} | {key: config["train"][key] for key in keys}
 
 
 def encoder_inputs(wildcards):
@@ -55,12 +84,36 @@ def encoder_inputs(wildcards):
     return {}
 
 
-def encoder_metrics(dataset="gmm"):
-    """Every training run's metrics for the configured objectives, dims and seeds."""
+def encoder_metrics(dataset="gmm", objectives=None, score=None):
+    """Every training run's metrics for the given (default: configured) objectives, score, dims
+    and seeds."""
+    if objectives is None:
+        objectives = (
+            config["train"]["objectives"] if dataset == "gmm" else [LCGM_OBJECTIVE]
+        )
     return expand(
-        "results/encoders/{dataset}/objective~{objective}/dim~{dim}/seed~{seed}/metrics.json",
+        "results/encoders/{dataset}/objective~{objective}/score~{score}/dim~{dim}/seed~{seed}/metrics.json",
         dataset=dataset,
-        objective=config["train"]["objectives"],
+        objective=objectives,
+        score=score or config["train"]["score"],
         dim=config[dataset]["dims"],
         seed=config["seeds"],
     )
+
+
+def lcgm_probes():
+    """Every probe output of the sweep (configured score, dims and seeds)."""
+    return expand(
+        "results/lcgm/score~{score}/dim~{dim}/seed~{seed}/probes.json",
+        score=config["train"]["score"],
+        dim=config["lcgm"]["dims"],
+        seed=config["seeds"],
+    )
+
+
+def feature_view_dims():
+    """The 2-D view shows the smallest D >= 2 and the largest D <= K of the sweep."""
+    dims = sorted(config["lcgm"]["dims"])
+    low = next((d for d in dims if d >= 2), dims[-1])
+    high = max((d for d in dims if d <= config["lcgm"]["K"]), default=dims[0])
+    return sorted({low, high})

@@ -1,14 +1,14 @@
-# Experiment 1, MLP columns: sampled datasets, two-tower encoders per (dataset, objective, D, seed),
-# and the assembled Table 1.
+# Sampled datasets (Experiments 1 and 3), two-tower encoders per (dataset, objective, score, D,
+# seed), and the assembled Table 1.
 
 
 rule make_dataset:
     output:
-        pairs="results/data/gmm/seed~{seed}/pairs.npz",
+        pairs="results/data/{dataset}/seed~{seed}/pairs.npz",
     log:
-        "logs/make_dataset/gmm/seed~{seed}.log",
+        "logs/make_dataset/{dataset}/seed~{seed}.log",
     benchmark:
-        "benchmarks/make_dataset/gmm/seed~{seed}.tsv"
+        "benchmarks/make_dataset/{dataset}/seed~{seed}.tsv"
     conda:
         "../../envs/core.yaml"
     threads: 1
@@ -16,7 +16,7 @@ rule make_dataset:
         mem_mb=2000,
         runtime="10m",
     params:
-        gmm=gmm_params("n_train", "n_val"),
+        data=dataset_params,
     script:
         "../scripts/make_dataset.py"
 
@@ -27,13 +27,13 @@ rule train_encoder:
     input:
         unpack(encoder_inputs),
     output:
-        model="results/encoders/{dataset}/objective~{objective}/dim~{dim}/seed~{seed}/model.pt",
-        metrics="results/encoders/{dataset}/objective~{objective}/dim~{dim}/seed~{seed}/metrics.json",
-        checkpoints="results/encoders/{dataset}/objective~{objective}/dim~{dim}/seed~{seed}/checkpoints.npz",
+        model="results/encoders/{dataset}/objective~{objective}/score~{score}/dim~{dim}/seed~{seed}/model.pt",
+        metrics="results/encoders/{dataset}/objective~{objective}/score~{score}/dim~{dim}/seed~{seed}/metrics.json",
+        checkpoints="results/encoders/{dataset}/objective~{objective}/score~{score}/dim~{dim}/seed~{seed}/checkpoints.npz",
     log:
-        "logs/train_encoder/{dataset}/objective~{objective}/dim~{dim}/seed~{seed}.log",
+        "logs/train_encoder/{dataset}/objective~{objective}/score~{score}/dim~{dim}/seed~{seed}.log",
     benchmark:
-        "benchmarks/train_encoder/{dataset}/objective~{objective}/dim~{dim}/seed~{seed}.tsv"
+        "benchmarks/train_encoder/{dataset}/objective~{objective}/score~{score}/dim~{dim}/seed~{seed}.tsv"
     conda:
         "../../envs/torch.yaml"
     threads: 2
@@ -42,7 +42,7 @@ rule train_encoder:
         mem_mb=4000,
         runtime="1h",
     params:
-        gmm=gmm_params("quadrature_nodes"),
+        data=training_data_params,
         train=train_params,
         tau=lookup(dpath="tau", within=config),
     script:

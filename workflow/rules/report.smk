@@ -135,6 +135,12 @@ rule build_report:
         fig_excess=rules.plot_excess.output.figure,
         fig_training=rules.plot_training_curves.output.figure,
         fig_theory=rules.plot_theory_sizes.output.figure,
+        lcgm_table=rules.assemble_lcgm.output.table,
+        lcgm_elbow=rules.assemble_lcgm.output.elbow,
+        lcgm_design=rules.lcgm_design.output.design,
+        fig_lcgm_probes=rules.plot_lcgm_probes.output.figure,
+        fig_lcgm_cancorr=rules.plot_lcgm_cancorr.output.figure,
+        fig_lcgm_features=rules.plot_lcgm_features.output.figure,
         paper=repo_path("workflow", "resources", "paper_values.yaml"),
         template=repo_path("report", "templates", "index.html.j2"),
         css=repo_path("report", "style.css"),
@@ -157,6 +163,14 @@ rule build_report:
         runtime="5m",
     params:
         config=config,
-        figures=["fig_eigenvalues", "fig_excess", "fig_training", "fig_theory"],
+        figures=[
+            "fig_eigenvalues",
+            "fig_excess",
+            "fig_training",
+            "fig_theory",
+            "fig_lcgm_probes",
+            "fig_lcgm_cancorr",
+            "fig_lcgm_features",
+        ],
     script:
         "../scripts/build_report.py"

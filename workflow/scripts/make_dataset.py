@@ -1,8 +1,9 @@
-"""Shim for rule make_dataset: train and validation pairs of the Gaussian mixture for one seed."""
+"""Shim for rule make_dataset: the sampled pairs of one dataset (gmm or lcgm) for one seed."""
 
 from crl_approx.runtime import rule_logging
 
-with rule_logging(snakemake):  # noqa: F821 (injected by Snakemake)
+smk = snakemake  # noqa: F821 (injected by Snakemake)
+with rule_logging(smk):
     from crl_approx import data  # imported inside, so the log times the imports too
 
-    data.run(snakemake.params.gmm, int(snakemake.wildcards.seed), snakemake.output)  # noqa: F821
+    data.run(smk.wildcards.dataset, smk.params.data, int(smk.wildcards.seed), smk.output)

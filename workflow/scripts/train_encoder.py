@@ -1,4 +1,4 @@
-"""Shim for rule train_encoder: one two-tower model per (dataset, objective, D, seed)."""
+"""Shim for rule train_encoder: one two-tower model per (dataset, objective, score, D, seed)."""
 
 from crl_approx.runtime import rule_logging
 
@@ -7,7 +7,8 @@ with rule_logging(smk):
     from crl_approx import encoders  # imported inside, so the log times the imports too
 
     encoders.run(
-        smk.params.gmm,
+        smk.wildcards.dataset,
+        smk.params.data,
         smk.params.train,
         smk.params.tau,
         int(smk.wildcards.dim),

@@ -153,6 +153,31 @@ def _cross_key_errors(cfg: dict) -> list[str]:
             f"config key 'train.population_steps': {train['population_steps']} is fewer than "
             f"train.epochs = {train['epochs']}; allowed: at least train.epochs (one per checkpoint)"
         )
+    lcgm = cfg.get("lcgm", {})
+    k = lcgm.get("K")
+    if k is not None:
+        for key in ("d_x", "d_y"):
+            if lcgm.get(key) is not None and k > lcgm[key]:
+                errors.append(
+                    f"config key 'lcgm.K': {k} classes exceed lcgm.{key} = {lcgm[key]}; allowed: "
+                    f"K <= lcgm.{key} (the class-mean directions are orthonormal)"
+                )
+        prior = lcgm.get("prior")
+        if isinstance(prior, list) and (len(prior) != k or abs(sum(prior) - 1) > 1e-9):
+            errors.append(
+                f"config key 'lcgm.prior': {prior} is not K = {k} positive numbers summing to 1; "
+                f"allowed: 'uniform' or K = {k} numbers summing to 1"
+            )
+        if lcgm.get("n_candidates", 0) > lcgm.get("n_probe_test", 0):
+            errors.append(
+                f"config key 'lcgm.n_candidates': {lcgm['n_candidates']} exceeds "
+                f"lcgm.n_probe_test = {lcgm['n_probe_test']}; allowed: at most lcgm.n_probe_test"
+            )
+        if train.get("batch_size", 0) > lcgm.get("n_train", 0):
+            errors.append(
+                f"config key 'train.batch_size': {train['batch_size']} exceeds lcgm.n_train = "
+                f"{lcgm.get('n_train')}; allowed: at most lcgm.n_train"
+            )
     return errors
 
 

@@ -65,14 +65,63 @@ def mlp(d_in: int, width: int, depth: int, d_out: int) -> nn.Sequential:
 
 
 class TwoTower(nn.Module):
-    def __init__(self, d_x: int, d_y: int, dim: int, width: int, depth: int):
+    """Two MLP towers and a score: ``inner`` s = f(x)ᵀg(y) (the paper's), or ``cosine``
+    s = c·⟨f/|f|, g/|g|⟩ with a scale c > 0 (learnable or fixed). ``embed_x``/``embed_y`` return the
+    effective factors (for cosine: √c·f/|f|, √c·g/|g|), so s = embed_x(x)ᵀembed_y(y) either way."""
+
+    def __init__(
+        self,
+        d_x: int,
+        d_y: int,
+        dim: int,
+        width: int,
+        depth: int,
+        score: str = "inner",
+        cosine_scale: float = 1.0,
+        learn_scale: bool = True,
+    ):
         super().__init__()
+        if score not in ("inner", "cosine"):
+            raise ValueError(f"unknown score {score!r} (allowed: inner, cosine)")
+        self.score = score
         self.f = mlp(d_x, width, depth, dim)
         self.g = mlp(d_y, width, depth, dim)
+        if score == "cosine":
+            log_scale = torch.tensor(math.log(cosine_scale))
+            if learn_scale:
+                self.log_scale = nn.Parameter(log_scale)
+            else:
+                self.register_buffer("log_scale", log_scale)
+
+    def _embed(self, tower: nn.Module, v: torch.Tensor) -> torch.Tensor:
+        h = tower(v)
+        if self.score == "inner":
+            return h
+        return F.normalize(h, dim=1) * torch.exp(0.5 * self.log_scale)
+
+    def embed_x(self, x: torch.Tensor) -> torch.Tensor:
+        return self._embed(self.f, x)
+
+    def embed_y(self, y: torch.Tensor) -> torch.Tensor:
+        return self._embed(self.g, y)
 
     def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """The score matrix S[i, j] = f(x_i)ᵀ g(y_j)."""
-        return self.f(x) @ self.g(y).T
+        """The score matrix S[i, j] = s(x_i, y_j)."""
+        return self.embed_x(x) @ self.embed_y(y).T
+
+
+def build_model(d_x: int, d_y: int, dim: int, train: dict) -> TwoTower:
+    """The two towers a training config describes."""
+    return TwoTower(
+        d_x,
+        d_y,
+        dim,
+        train["width"],
+        train["depth"],
+        train.get("score", "inner"),
+        train.get("cosine_scale", 1.0),
+        train.get("cosine_scale_learnable", True),
+    )
 
 
 # --- runtime --------------------------------------------------------------------------------------
@@ -190,8 +239,8 @@ def factor_values(model: TwoTower, spec: OperatorSpectrum) -> tuple[np.ndarray, 
     """f at the x nodes and g at the y nodes of the evaluation grid, in float64."""
     m64 = copy.deepcopy(model).to(device="cpu", dtype=torch.float64).eval()
     with torch.inference_mode():
-        fx = m64.f(torch.from_numpy(spec.quad.x[:, None])).numpy()
-        gy = m64.g(torch.from_numpy(spec.quad.y[:, None])).numpy()
+        fx = m64.embed_x(torch.from_numpy(spec.quad.x[:, None])).numpy()
+        gy = m64.embed_y(torch.from_numpy(spec.quad.y[:, None])).numpy()
     return fx, gy
 
 
@@ -239,6 +288,47 @@ def _log_epoch(rec: EpochRecord, total: int) -> None:
     )
 
 
+def fit_pairs(model, pairs: dict, train: dict, tau: float, seed: int, dev, dtype, end_epoch) -> int:
+    """The ``samples`` objective: in-batch InfoNCE over the sampled training pairs for
+    ``train.epochs`` epochs; ``end_epoch(epoch, train_loss, val_loss, t0)`` runs after each epoch
+    (val_loss: the in-batch loss on the validation pairs). Returns the number of optimiser steps."""
+    x = torch.as_tensor(pairs["x_train"], dtype=dtype, device=dev)
+    y = torch.as_tensor(pairs["y_train"], dtype=dtype, device=dev)
+    xv = torch.as_tensor(pairs["x_val"], dtype=dtype, device=dev)
+    yv = torch.as_tensor(pairs["y_val"], dtype=dtype, device=dev)
+    batch = train["batch_size"]
+    n_batches = x.shape[0] // batch
+    if n_batches == 0:
+        raise ValueError(f"{x.shape[0]} training pairs are fewer than train.batch_size = {batch}")
+    epochs = train["epochs"]
+    opt, sched = make_optimizer(model, train, epochs * n_batches)
+    gen = torch.Generator().manual_seed(seed)
+    for epoch in range(1, epochs + 1):
+        t0 = time.perf_counter()
+        model.train()
+        mean_loss = samples_epoch(model, opt, sched, x, y, batch, tau, gen)
+        train_loss = float(mean_loss)  # the one host sync per epoch
+        check_loss(train_loss, epoch, train)
+        model.eval()
+        val_loss = infonce_blocks(model, xv, yv, tau, batch)
+        end_epoch(epoch, train_loss, val_loss, t0)
+    return epochs * n_batches
+
+
+def _run_info(dev) -> dict:
+    return {
+        "device": str(dev),
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "machine": platform.machine(),
+    }
+
+
+def learned_scale(model: TwoTower) -> float | None:
+    """The cosine score's scale c (None for inner-product scores)."""
+    return float(torch.exp(model.log_scale)) if model.score == "cosine" else None
+
+
 def train_gmm(
     gmm: dict,
     train: dict,
@@ -257,7 +347,7 @@ def train_gmm(
     mix = GaussianMixture.from_config(gmm)
     spec = operator_spectrum(mix, gmm["quadrature_nodes"])
     l_star = infonce_loss(spec, tau * spec.pmi, tau)
-    model = TwoTower(1, 1, dim, train["width"], train["depth"]).to(dev, dtype)
+    model = build_model(1, 1, dim, train).to(dev, dtype)
     epochs = train["epochs"]
     history: list[EpochRecord] = []
     ckpt_f, ckpt_g = [], []
@@ -277,26 +367,7 @@ def train_gmm(
     if objective == "samples":
         if pairs is None:
             raise ValueError("objective 'samples' needs the sampled pairs")
-        x = torch.as_tensor(pairs["x_train"], dtype=dtype, device=dev)
-        y = torch.as_tensor(pairs["y_train"], dtype=dtype, device=dev)
-        xv = torch.as_tensor(pairs["x_val"], dtype=dtype, device=dev)
-        yv = torch.as_tensor(pairs["y_val"], dtype=dtype, device=dev)
-        batch = train["batch_size"]
-        n_batches = x.shape[0] // batch
-        if n_batches == 0:
-            raise ValueError(f"gmm.n_train = {x.shape[0]} is smaller than train.batch_size")
-        opt, sched = make_optimizer(model, train, epochs * n_batches)
-        gen = torch.Generator().manual_seed(seed)
-        for epoch in range(1, epochs + 1):
-            t0 = time.perf_counter()
-            model.train()
-            mean_loss = samples_epoch(model, opt, sched, x, y, batch, tau, gen)
-            train_loss = float(mean_loss)  # the one host sync per epoch
-            check_loss(train_loss, epoch, train)
-            model.eval()
-            val_loss = infonce_blocks(model, xv, yv, tau, batch)
-            end_epoch(epoch, train_loss, val_loss, t0)
-        steps = epochs * n_batches
+        steps = fit_pairs(model, pairs, train, tau, seed, dev, dtype, end_epoch)
     elif objective == "population":
         grid = Grid.from_mixture(mix, train["population_nodes"], dtype, dev)
         steps = train["population_steps"]
@@ -326,19 +397,18 @@ def train_gmm(
     metrics = {
         "dataset": "gmm",
         "objective": objective,
+        "score": model.score,
         "D": int(dim),
         "seed": int(seed),
         "tau": tau,
         **population_metrics(spec, fx @ gy.T, tau, l_star),
+        "cosine_scale": learned_scale(model),
         "final_train_loss": history[-1].train_loss,
         "final_val_loss": history[-1].val_loss,
         "L_star": l_star,
         "steps": int(steps),
         "train_seconds": wall,
-        "device": str(dev),
-        "threads": torch.get_num_threads(),
-        "torch": torch.__version__,
-        "machine": platform.machine(),
+        **_run_info(dev),
         "history": [rec.__dict__ for rec in history],
     }
     checkpoints = {
@@ -347,6 +417,81 @@ def train_gmm(
         "g": np.stack(ckpt_g),
         "x_nodes": spec.quad.x,
         "y_nodes": spec.quad.y,
+    }
+    return model, metrics, checkpoints
+
+
+def embed(model: TwoTower, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The effective factors f(x), g(y) of a trained model, in float64 on the CPU."""
+    m64 = copy.deepcopy(model).to(device="cpu", dtype=torch.float64).eval()
+    with torch.inference_mode():
+        return m64.embed_x(torch.from_numpy(x)).numpy(), m64.embed_y(torch.from_numpy(y)).numpy()
+
+
+def train_lcgm(
+    lcgm: dict,
+    train: dict,
+    tau: float,
+    dim: int,
+    seed: int,
+    threads: int,
+    pairs: dict,
+    device: str = "auto",
+):
+    """Train one two-tower model on LCGM pairs (objective ``samples``: no quadrature exists in 16
+    dimensions). Checkpoints hold f, g per epoch on the first ``lcgm.n_checkpoint`` validation
+    pairs; the probes (rule probe_lcgm) evaluate the final model."""
+    dev = select_device(device)
+    seed_everything(seed, threads, dev)
+    dtype = torch.float32
+    d_x, d_y = pairs["x_train"].shape[1], pairs["y_train"].shape[1]
+    model = build_model(d_x, d_y, dim, train).to(dev, dtype)
+    n_ck = lcgm["n_checkpoint"]
+    xc, yc = pairs["x_val"][:n_ck], pairs["y_val"][:n_ck]
+    history: list[dict] = []
+    ckpt_f, ckpt_g = [], []
+
+    def end_epoch(epoch, train_loss, val_loss, t0):
+        fx, gy = embed(model, xc, yc)
+        ckpt_f.append(fx)
+        ckpt_g.append(gy)
+        rec = {
+            "epoch": epoch,
+            "train_loss": train_loss,
+            "val_loss": val_loss,
+            "seconds": time.perf_counter() - t0,
+        }
+        history.append(rec)
+        log.info(
+            "epoch %d/%d train_loss %.6f val_loss %.6f",
+            epoch,
+            train["epochs"],
+            train_loss,
+            val_loss,
+        )
+
+    t_start = time.perf_counter()
+    steps = fit_pairs(model, pairs, train, tau, seed, dev, dtype, end_epoch)
+    metrics = {
+        "dataset": "lcgm",
+        "objective": "samples",
+        "score": model.score,
+        "D": int(dim),
+        "seed": int(seed),
+        "tau": tau,
+        "cosine_scale": learned_scale(model),
+        "final_train_loss": history[-1]["train_loss"],
+        "final_val_loss": history[-1]["val_loss"],
+        "steps": int(steps),
+        "train_seconds": time.perf_counter() - t_start,
+        **_run_info(dev),
+        "history": history,
+    }
+    checkpoints = {
+        "epoch": np.arange(1, len(history) + 1),
+        "f": np.stack(ckpt_f),
+        "g": np.stack(ckpt_g),
+        "x_val_rows": np.arange(len(xc)),
     }
     return model, metrics, checkpoints
 
@@ -362,19 +507,54 @@ def write_outputs(model: TwoTower, metrics: dict, checkpoints: dict, output, met
         tmp.write_text(text)
 
 
-def run(gmm, train, tau, dim, seed, objective, threads, pairs_path, output) -> dict:
-    """The ``train_encoder`` rule for the Gaussian mixture."""
+def model_meta(model: TwoTower, dim, seed, objective, train, tau) -> dict:
+    """What :func:`load_model` needs to rebuild the towers, saved next to the weights."""
+    return {
+        "dim": dim,
+        "seed": seed,
+        "objective": objective,
+        "train": train,
+        "tau": tau,
+        "d_x": model.f[0].in_features,
+        "d_y": model.g[0].in_features,
+    }
+
+
+def load_model(path) -> TwoTower:
+    """A trained model from a ``model.pt`` written by :func:`write_outputs`."""
+    saved = torch.load(path, map_location="cpu", weights_only=True)
+    model = build_model(saved["d_x"], saved["d_y"], saved["dim"], saved["train"])
+    model.load_state_dict(saved["state_dict"])
+    return model.eval()
+
+
+def run(dataset, data, train, tau, dim, seed, objective, threads, pairs_path, output) -> dict:
+    """The ``train_encoder`` rule: ``data`` is the dataset's config section."""
     pairs = dict(np.load(pairs_path)) if pairs_path else None
-    model, metrics, ckpt = train_gmm(gmm, train, tau, dim, seed, objective, threads, pairs)
-    log.info(
-        "D=%d seed=%d %s: excess %.4e, L2 (self-normalised, squared) %.4e, %.1f s",
-        dim,
-        seed,
-        objective,
-        metrics["mlp_excess_risk"],
-        metrics["mlp_l2_distance"],
-        metrics["train_seconds"],
-    )
-    meta = {"dim": dim, "seed": seed, "objective": objective, "train": train, "tau": tau}
-    write_outputs(model, metrics, ckpt, output, meta)
+    if dataset == "gmm":
+        model, metrics, ckpt = train_gmm(data, train, tau, dim, seed, objective, threads, pairs)
+        log.info(
+            "D=%d seed=%d %s %s: excess %.4e, L2 (self-normalised, squared) %.4e, %.1f s",
+            dim,
+            seed,
+            objective,
+            model.score,
+            metrics["mlp_excess_risk"],
+            metrics["mlp_l2_distance"],
+            metrics["train_seconds"],
+        )
+    elif dataset == "lcgm":
+        if objective != "samples":
+            raise ValueError(f"the LCGM trains on sampled pairs only, not objective {objective!r}")
+        model, metrics, ckpt = train_lcgm(data, train, tau, dim, seed, threads, pairs)
+        log.info(
+            "D=%d seed=%d: val loss %.6f, %.1f s",
+            dim,
+            seed,
+            metrics["final_val_loss"],
+            metrics["train_seconds"],
+        )
+    else:
+        raise ValueError(f"unknown dataset {dataset!r}")
+    write_outputs(model, metrics, ckpt, output, model_meta(model, dim, seed, objective, train, tau))
     return metrics

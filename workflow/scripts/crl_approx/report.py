@@ -1,8 +1,7 @@
 """The paper artifact: one self-contained HTML file (inline CSS, base64 figures, no scripts).
 
-Rendered from report/templates/index.html.j2 with jinja2. Sections whose inputs the current config
-does not produce are left out. Every number shown is read from results/; the paper's numbers come
-from workflow/resources/paper_values.yaml.
+Rendered from report/templates/index.html.j2 with jinja2. Every number shown is read from results/;
+the paper's numbers come from workflow/resources/paper_values.yaml.
 """
 
 from __future__ import annotations
@@ -10,6 +9,7 @@ from __future__ import annotations
 import base64
 import glob
 import importlib.metadata
+import json
 import math
 import os
 import platform
@@ -38,11 +38,12 @@ def fmt(value, digits: int = 4) -> str:
     return f"{value:.{digits - 1}e}"
 
 
-def verdict(ours, paper) -> tuple[str, str]:
-    """(label, css class) comparing our value with the paper's."""
+def verdict(ours, paper, digits: int = 4) -> tuple[str, str]:
+    """(label, css class) comparing our value with the paper's, printed to ``digits`` significant
+    digits."""
     if paper is None or ours is None or not all(map(math.isfinite, (ours, paper))):
         return "—", "none"
-    if fmt(ours) == fmt(paper):
+    if fmt(ours, digits) == fmt(paper, digits):
         return "matches printed digits", "match"
     if abs(ours / paper - 1) <= CLOSE_TOLERANCE:
         return f"within {CLOSE_TOLERANCE:.0%}", "match"
@@ -180,6 +181,60 @@ def benchmark_table(root: str = "benchmarks") -> list[dict]:
     ]
 
 
+def lcgm_context(table_csv, elbow_csv, design_json, paper: dict) -> dict:
+    """The LCGM section: design check, probe rows per D, the paper's R² at D = K, elbows."""
+    t = pd.read_csv(table_csv)
+    elbows = pd.read_csv(elbow_csv)
+    with open(design_json, encoding="utf-8") as fh:
+        design = json.load(fh)
+
+    def pm(r, col, f="{:.4f}"):
+        mean, sd = _num(r, f"{col}_mean"), _num(r, f"{col}_sd")
+        return f.format(mean) + (f" ± {f.format(sd)}" if sd is not None else "")
+
+    rows = []
+    for _, r in t.iterrows():
+        row = {
+            "D": int(r["D"]),
+            "is_K": bool(r["is_K"]),
+            "r2_f": pm(r, "probe_r2_f"),
+            "r2_g": pm(r, "probe_r2_g"),
+            "cc_g": pm(r, "cc_capture_g"),
+            "cc_f": pm(r, "cc_capture_f"),
+            "excess": pm(r, "heldout_excess", "{:.2e}"),
+            "n": int(r["n_seeds"]),
+        }
+        rows.append(row)
+    at_k = t[t["is_K"]]
+    comparison = []
+    if len(at_k) and paper["K"] == int(design["K"]):
+        r = at_k.iloc[0]
+        for key, label in (("probe_r2_f", "f(x) → p(z|x)"), ("probe_r2_g", "g(y) → log p(z|y)/π")):
+            ours, sd, theirs = _num(r, f"{key}_mean"), _num(r, f"{key}_sd"), _num(r, f"paper_{key}")
+            text, css = verdict(ours, theirs, digits=2)
+            comparison.append(
+                {
+                    "probe": label,
+                    "ours": f"{ours:.4f}" + (f" ± {sd:.4f}" if sd is not None else ""),
+                    "paper": "—" if theirs is None else f"{theirs:g}",
+                    "diff": "—" if theirs is None else f"{ours - theirs:+.4f}",
+                    "verdict": text,
+                    "css": css,
+                }
+            )
+    return {
+        "rows": rows,
+        "comparison": comparison,
+        "elbows": elbows.to_dict("records"),
+        "elbow": int(elbows.set_index("curve").loc["alignment_quality", "elbow_D"]),
+        "excess_elbow": int(elbows.set_index("curve").loc["heldout_excess", "elbow_D"]),
+        "K": int(design["K"]),
+        "paper_K": paper["K"],
+        "design": design,
+        "fraction": float(elbows["fraction"].iloc[0]),
+    }
+
+
 def table2(table: pd.DataFrame) -> dict:
     models = {}
     for model, sub in table.groupby("model", sort=False):
@@ -227,6 +282,9 @@ def build(inputs, params, output, repo: Path) -> str:
         "max_conv": spectrum["convergence_rel_change"].max(),
         "crosschecks": checks.to_dict("records"),
         "table2": table2(pd.read_csv(inputs.table2)),
+        "lcgm": lcgm_context(
+            inputs.lcgm_table, inputs.lcgm_elbow, inputs.lcgm_design, paper["lcgm"]
+        ),
         "figures": {name: img(getattr(inputs, name)) for name in params.figures},
         "order_tolerance": 10**ORDER_TOLERANCE,
         "git": git_state(repo),

@@ -1,0 +1,174 @@
+"""The latent-class model: exact posteriors and PMI, the rank-K structure, probes, the elbow, and
+the K = 4 sweep whose elbow must land on 4 without being told K."""
+
+import numpy as np
+import pytest
+from scipy.special import logsumexp
+from scipy.stats import multivariate_normal
+
+from crl_approx.data import lcgm_pairs, stream
+from crl_approx.encoders import embed, train_lcgm
+from crl_approx.lcgm import (
+    LatentClassModel,
+    canonical_correlations,
+    design_summary,
+    elbow,
+    gap_rank,
+    orthonormal_directions,
+    probe_metrics,
+    probe_r2,
+)
+
+BASE = {
+    "prior": "uniform",
+    "mean_x": 6.0,
+    "sigma_x": 0.9,
+    "mean_y": 3.5,
+    "sigma_y": 1.0,
+    "design_seed": 2610,
+}
+PAPER = dict(BASE, K=8, d_x=16, d_y=16)
+SMALL = dict(
+    BASE,
+    K=4,
+    d_x=8,
+    d_y=8,
+    n_train=20000,
+    n_val=1024,
+    n_probe_fit=4096,
+    n_probe_test=4096,
+    n_checkpoint=16,
+)
+
+
+def test_directions_are_orthonormal_and_reproducible():
+    q = orthonormal_directions(16, 8, stream(3, 101))
+    np.testing.assert_allclose(q @ q.T, np.eye(8), atol=1e-12)
+    np.testing.assert_array_equal(q, orthonormal_directions(16, 8, stream(3, 101)))
+    with pytest.raises(ValueError, match="do not fit"):
+        orthonormal_directions(4, 5, stream(0, 1))
+
+
+def test_posteriors_and_pmi_match_direct_densities():
+    """Bayes' rule with scipy's Gaussian densities, and PMI = log p(x,y) − log p(x) − log p(y)."""
+    m = LatentClassModel.from_config(dict(BASE, K=3, d_x=4, d_y=3, prior=[0.5, 0.3, 0.2]))
+    x, y, _ = m.sample(50, stream(0, 7))
+    lx = np.stack([multivariate_normal(m.means_x[k], m.sigma_x**2).logpdf(x) for k in range(3)], 1)
+    ly = np.stack([multivariate_normal(m.means_y[k], m.sigma_y**2).logpdf(y) for k in range(3)], 1)
+    lp = np.log(m.prior)
+    post_x = lx + lp - logsumexp(lx + lp, axis=1, keepdims=True)
+    np.testing.assert_allclose(m.log_post_x(x), post_x, atol=1e-10)
+    # all pairs (i, j): log Σ_k π_k p(x_i|k) p(y_j|k) − log p(x_i) − log p(y_j)
+    joint = logsumexp(lx[:, None, :] + ly[None, :, :] + lp, axis=2)
+    direct = joint - logsumexp(lx + lp, axis=1)[:, None] - logsumexp(ly + lp, axis=1)[None, :]
+    np.testing.assert_allclose(m.pmi(x, y), direct, atol=1e-9)
+    np.testing.assert_allclose(m.pmi_paired(x, y), np.diag(direct), atol=1e-9)
+
+
+def test_pmi_survives_far_points_without_underflow():
+    m = LatentClassModel.from_config(PAPER)
+    x, y, _ = m.sample(6, stream(0, 1))
+    x, y = 40 * x, 40 * y  # log posteriors of order −10^4: the matrix product underflows
+    ref = logsumexp(m.log_post_x(x)[:, None, :] + m.log_ratio_y(y)[None, :, :], axis=2)
+    got = m.pmi(x, y)
+    assert np.all(np.isfinite(got))
+    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-9)
+
+
+def test_paper_design_is_clean_anchor_noisy_target_and_rank_k():
+    """The design the config documents: anchor effectively clean, Bayes accuracy from y ≈ 0.963,
+    density-ratio kernel of rank exactly K, the x-centred PMI kernel with its gap after K."""
+    m = LatentClassModel.from_config(PAPER)
+    x, y, z = m.sample(20000, stream(0, 103))
+    s = design_summary(m, x, y, z, x[:600], y[:600], 1e-8)
+    assert s["anchor_fraction_above_0.9999"] > 0.998
+    assert s["bayes_accuracy_x"] > 0.999
+    assert abs(s["bayes_accuracy_y"] - 0.963) < 0.006
+    assert s["rank_ratio_kernel"] == 8
+    assert s["rank_pmi_xcentred_gap"] == 8
+    assert s["pmi_xcentred_s_K+1"] < 0.1 * s["pmi_xcentred_s_K"]
+
+
+def test_gap_rank_and_probe_helpers():
+    assert gap_rank(np.array([1.0, 0.9, 0.8, 1e-3, 9e-4, 8e-4]), 5) == 3
+    rng = np.random.default_rng(0)
+    feats = rng.standard_normal((500, 3))
+    target = feats @ rng.standard_normal((3, 2)) + 0.7  # exactly affine in the features
+    np.testing.assert_allclose(probe_r2(feats, target, feats[:200], target[:200]), 1.0)
+    noise = rng.standard_normal((500, 2))
+    assert np.all(probe_r2(feats, noise, feats, noise) < 0.05)
+    # canonical correlations: a shared column gives ρ = 1, an independent one ρ ≈ 0
+    a = np.column_stack([feats[:, 0], rng.standard_normal(500)])
+    b = np.column_stack([2 * feats[:, 0] + 1, rng.standard_normal(500)])
+    cc = canonical_correlations(a, b)
+    assert cc[0] == pytest.approx(1.0, abs=1e-10) and cc[1] < 0.15
+
+
+def test_elbow_rule():
+    dims = [1, 2, 4, 6, 8, 10, 12, 16]
+    r2 = [0.14, 0.27, 0.47, 0.70, 0.955, 0.957, 0.955, 0.958]
+    assert elbow(dims, r2, 0.95) == 8
+    assert elbow(dims[::-1], r2[::-1], 0.95) == 8  # order of the sweep does not matter
+    excess = [0.5, 0.2, 0.05, 0.011, 0.010, 0.010, 0.0101, 0.0102]
+    assert elbow(dims, excess, 0.95, increasing=False) == 6
+
+
+def test_lcgm_pairs_are_deterministic_and_splits_independent():
+    a, b = lcgm_pairs(SMALL, 0), lcgm_pairs(SMALL, 0)
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key])
+    assert a["x_fit"].shape == (4096, 8) and a["y_train"].shape == (20000, 8)
+    assert not np.allclose(a["x_fit"][:10], a["x_test"][:10])
+    assert not np.allclose(lcgm_pairs(SMALL, 1)["x_train"][:10], a["x_train"][:10])
+
+
+@pytest.fixture(scope="module")
+def k4_sweep():
+    """The real trainer on a K = 4 LCGM, D = 1..8, two seeds: the probe quality per run."""
+    train = {
+        "width": 64,
+        "depth": 3,
+        "lr": 3e-3,
+        "weight_decay": 1e-4,
+        "schedule": "cosine",
+        "epochs": 5,
+        "batch_size": 256,
+        "max_loss": 100.0,
+    }
+    model = LatentClassModel.from_config(SMALL)
+    dims = [1, 2, 3, 4, 5, 6, 8]
+    out = {}
+    for seed in (0, 1):
+        data = lcgm_pairs(SMALL, seed)
+        for dim in dims:
+            towers, _, _ = train_lcgm(SMALL, train, 0.5, dim, seed, 2, data)
+            feats = {}
+            for split in ("fit", "test"):
+                feats[f"f_{split}"], feats[f"g_{split}"] = embed(
+                    towers, data[f"x_{split}"], data[f"y_{split}"]
+                )
+            out[dim, seed] = probe_metrics(model, feats, data, 0.5, 1024)
+    return dims, out
+
+
+def test_k4_elbow_is_at_4(k4_sweep):
+    """The detector sees only the curve of mean probe R² versus D and must find K = 4."""
+    dims, runs = k4_sweep
+    quality = [
+        np.mean([(runs[d, s]["probe_r2_f"] + runs[d, s]["probe_r2_g"]) / 2 for s in (0, 1)])
+        for d in dims
+    ]
+    assert elbow(dims, quality, 0.95) == 4
+    # and D = K is where the target tower catches up: g needs all K log-ratio directions
+    r2_g = {d: np.mean([runs[d, s]["probe_r2_g"] for s in (0, 1)]) for d in dims}
+    assert r2_g[4] > 0.93 and r2_g[3] < 0.85
+
+
+def test_k4_probes_at_k_are_high_and_excess_small(k4_sweep):
+    _, runs = k4_sweep
+    for seed in (0, 1):
+        r = runs[4, seed]
+        assert r["probe_r2_f"] > 0.95 and r["probe_r2_g"] > 0.93
+        assert r["cc_capture_g"] > 0.9
+        assert 0 < r["heldout_excess"] < 0.02
+        assert runs[1, seed]["heldout_excess"] > 10 * r["heldout_excess"]

@@ -1,0 +1,157 @@
+# Experiment 3, the latent-class generative model: the design check, the D sweep's probes, the
+# probe and elbow tables, and their figures. The sweep's encoders come from rule train_encoder
+# (dataset lcgm, objective samples).
+
+
+rule lcgm_design:
+    output:
+        design="results/lcgm/design.json",
+    log:
+        "logs/lcgm_design/design.log",
+    benchmark:
+        "benchmarks/lcgm_design/design.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime="10m",
+    params:
+        lcgm=lcgm_params("n_probe_test", "rank_check_samples", "rank_tolerance"),
+    script:
+        "../scripts/lcgm_design.py"
+
+
+rule probe_lcgm:
+    input:
+        model="results/encoders/lcgm/objective~samples/score~{score}/dim~{dim}/seed~{seed}/model.pt",
+        pairs="results/data/lcgm/seed~{seed}/pairs.npz",
+    output:
+        probes="results/lcgm/score~{score}/dim~{dim}/seed~{seed}/probes.json",
+        features="results/lcgm/score~{score}/dim~{dim}/seed~{seed}/features.npz",
+    log:
+        "logs/probe_lcgm/score~{score}/dim~{dim}/seed~{seed}.log",
+    benchmark:
+        "benchmarks/probe_lcgm/score~{score}/dim~{dim}/seed~{seed}.tsv"
+    conda:
+        "../../envs/torch.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime="10m",
+    params:
+        lcgm=lcgm_params("n_candidates", "n_feature_plot"),
+        tau=lookup(dpath="tau", within=config),
+    script:
+        "../scripts/probe_lcgm.py"
+
+
+rule assemble_lcgm:
+    input:
+        probes=lcgm_probes(),
+        metrics=encoder_metrics("lcgm"),
+        paper=repo_path("workflow", "resources", "paper_values.yaml"),
+    output:
+        table="results/tables/lcgm_probes.csv",
+        elbow="results/tables/lcgm_elbow.csv",
+        runs="results/lcgm/runs.csv",
+    log:
+        "logs/assemble_lcgm/lcgm.log",
+    benchmark:
+        "benchmarks/assemble_lcgm/lcgm.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        lcgm=lcgm_params("elbow_fraction"),
+    script:
+        "../scripts/assemble_lcgm.py"
+
+
+rule plot_lcgm_probes:
+    input:
+        table=rules.assemble_lcgm.output.table,
+        elbow=rules.assemble_lcgm.output.elbow,
+        code=repo_path("workflow", "scripts", "crl_approx", "plots.py"),
+    output:
+        figure=report(
+            "results/figures/lcgm_probes.svg",
+            caption="../../report/captions/lcgm_probes.rst",
+            category="Experiment 3: LCGM",
+        ),
+    log:
+        "logs/plot_lcgm_probes/lcgm_probes.log",
+    benchmark:
+        "benchmarks/plot_lcgm_probes/lcgm_probes.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        kind="lcgm_probes",
+    script:
+        "../scripts/plot.py"
+
+
+rule plot_lcgm_cancorr:
+    input:
+        probes=lcgm_probes(),
+        code=repo_path("workflow", "scripts", "crl_approx", "plots.py"),
+    output:
+        figure=report(
+            "results/figures/lcgm_cancorr.svg",
+            caption="../../report/captions/lcgm_cancorr.rst",
+            category="Experiment 3: LCGM",
+        ),
+    log:
+        "logs/plot_lcgm_cancorr/lcgm_cancorr.log",
+    benchmark:
+        "benchmarks/plot_lcgm_cancorr/lcgm_cancorr.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        kind="lcgm_cancorr",
+        K=lookup(dpath="lcgm/K", within=config),
+    script:
+        "../scripts/plot.py"
+
+
+rule plot_lcgm_features:
+    input:
+        features=expand(
+            "results/lcgm/score~{score}/dim~{dim}/seed~{seed}/features.npz",
+            score=config["train"]["score"],
+            dim=feature_view_dims(),
+            seed=config["seeds"][0],
+        ),
+        code=repo_path("workflow", "scripts", "crl_approx", "plots.py"),
+    output:
+        figure=report(
+            "results/figures/lcgm_features.svg",
+            caption="../../report/captions/lcgm_features.rst",
+            category="Experiment 3: LCGM",
+        ),
+    log:
+        "logs/plot_lcgm_features/lcgm_features.log",
+    benchmark:
+        "benchmarks/plot_lcgm_features/lcgm_features.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        kind="lcgm_features",
+        dims=feature_view_dims(),
+    script:
+        "../scripts/plot.py"
