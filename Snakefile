@@ -16,6 +16,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/spectra.smk"
 include: "workflow/rules/encoders.smk"
 include: "workflow/rules/lcgm.smk"
+include: "workflow/rules/noise.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -34,4 +35,7 @@ rule all:
         rules.assemble_table1.output,
         rules.assemble_lcgm.output,
         rules.lcgm_design.output,
+        rules.assemble_noise.output,
+        rules.calibration.output,
+        rules.assemble_cosine.output,
         rules.build_report.output,

@@ -52,7 +52,7 @@ def test_gpu_jobs_never_overlap_while_cpu_jobs_run_beside_them(tmp_path):
         )
         for p in sorted((logs / rule).rglob("*.log"))
     ]
-    assert len(train) == 4 and len(cpu) == 4
+    assert len(train) == 8 and len(cpu) == 4
     for i, a in enumerate(train):
         for b in train[i + 1 :]:
             assert not overlaps(a, b), (a, b)

@@ -26,7 +26,30 @@ IDS = [
     "fig-excess",
     "fig-training",
     "fig-theory",
+    "lcgm-probes",
+    "lcgm-elbow",
+    "fig-lcgm-probes",
+    "fig-lcgm-cancorr",
+    "fig-lcgm-features",
+    "noise-table",
+    "fig-noise",
+    "calibration-table",
+    "fig-calibration",
+    "cosine-table",
+    "fig-cosine",
 ]
+PLOT_RULES = {
+    "plot_eigenvalues": 1,
+    "plot_excess": 1,
+    "plot_training_curves": 1,
+    "plot_theory_sizes": 1,
+    "plot_lcgm_probes": 1,
+    "plot_lcgm_cancorr": 1,
+    "plot_lcgm_features": 1,
+    "plot_noise_exponent": 1,
+    "plot_calibration": 1,
+    "plot_cosine": 1,
+}
 
 
 def test_report_holds_every_table_and_figure_and_is_self_contained(smoke_run):
@@ -34,7 +57,7 @@ def test_report_holds_every_table_and_figure_and_is_self_contained(smoke_run):
     for ident in IDS:
         assert f'id="{ident}"' in html, ident
     # figures are inline, nothing is fetched, nothing runs
-    assert html.count('src="data:image/svg+xml;base64,') == 4
+    assert html.count('src="data:image/svg+xml;base64,') == len(PLOT_RULES)
     external = re.findall(r'(?:src|href)="(?!data:|#)([^"]*)"', html)
     assert external == []
     assert "<script" not in html.lower()
@@ -43,6 +66,10 @@ def test_report_holds_every_table_and_figure_and_is_self_contained(smoke_run):
     assert "4.902e-01" in html and "9.941e-03" in html
     assert "matches printed digits" in html
     assert "git commit" in html and "torch" in html
+    # the experiments 3 and 4 sections state their protocol and the paper's values
+    assert "Detected elbow: D =" in html
+    assert "μ̂ depends on the window" in html and "0.878890" in html
+    assert "c = αβ =" in html
 
 
 def job_counts(proc) -> dict[str, int]:
@@ -89,14 +116,7 @@ def test_editing_the_template_or_report_code_reruns_only_the_report(smoke_run):
         assert job_counts(dry_run(smoke_run)) == {"build_report": 1, "all": 1}
     with edited(REPO / "workflow" / "scripts" / "crl_approx" / "plots.py"):
         jobs = job_counts(dry_run(smoke_run))
-    assert jobs == {
-        "plot_eigenvalues": 1,
-        "plot_excess": 1,
-        "plot_training_curves": 1,
-        "plot_theory_sizes": 1,
-        "build_report": 1,
-        "all": 1,
-    }
+    assert jobs == {**PLOT_RULES, "build_report": 1, "all": 1}
     assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(dry_run(smoke_run))
 
 
@@ -105,16 +125,28 @@ def test_editing_tau_reruns_what_depends_on_it_and_nothing_else(smoke_run):
     assert jobs == {
         "compute_spectrum": 1,
         "compute_rank_floor": 1,
-        "train_encoder": 4,
+        "train_encoder": 8,  # 4 Table 1 runs, 2 cosine-ablation runs, 2 LCGM runs
         "assemble_table1": 1,
+        "probe_lcgm": 2,
+        "assemble_lcgm": 1,
+        "calibration": 1,
+        "assemble_cosine": 1,
         "plot_eigenvalues": 1,
         "plot_excess": 1,
         "plot_training_curves": 1,
+        "plot_lcgm_probes": 1,
+        "plot_lcgm_cancorr": 1,
+        "plot_lcgm_features": 1,
+        "plot_calibration": 1,
+        "plot_cosine": 1,
         "build_report": 1,
         "all": 1,
     }
-    # the sampled datasets and the theory table do not depend on tau
-    assert "make_dataset" not in jobs and "compute_theory_sizes" not in jobs
+    # the sampled datasets, the LCGM design, the noise Monte Carlo and the theory table do not
+    # depend on tau
+    for rule in ("make_dataset", "lcgm_design", "noise_exponent", "assemble_noise"):
+        assert rule not in jobs, rule
+    assert "compute_theory_sizes" not in jobs
 
 
 def test_snakemake_report_bundles_the_figures(smoke_run, tmp_path):
@@ -122,6 +154,17 @@ def test_snakemake_report_bundles_the_figures(smoke_run, tmp_path):
     proc = run_snakemake(smoke_run, "--configfile", SMOKE, "--report", str(target))
     assert proc.returncode == 0, proc.stderr[-3000:]
     names = zipfile.ZipFile(target).namelist()
-    for fig in ("eigenvalues.svg", "excess_vs_d.svg", "training_curves.svg", "theory_sizes.svg"):
+    for fig in (
+        "eigenvalues.svg",
+        "excess_vs_d.svg",
+        "training_curves.svg",
+        "theory_sizes.svg",
+        "lcgm_probes.svg",
+        "lcgm_cancorr.svg",
+        "lcgm_features.svg",
+        "noise_exponent.svg",
+        "calibration.svg",
+        "cosine_ablation.svg",
+    ):
         assert any(n.endswith(fig) for n in names), fig
     assert any(n.endswith("index.html") for n in names)

@@ -61,7 +61,7 @@ def test_report_renders_cleanly_offline(smoke_run, browser):
     images = browser.execute_script(
         "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.alt]);"
     )
-    assert len(images) == 4
+    assert len(images) == 10
     for complete, width, alt in images:
         assert complete and width > 0, alt
     for ident in IDS:

@@ -14,8 +14,8 @@ from conftest import REPO, SNAKEMAKE, run_snakemake
 
 pytestmark = pytest.mark.e2e
 SMOKE = str(REPO / "config" / "smoke.yaml")
-TARGET = "results/encoders/gmm/objective~samples/dim~2/seed~0/metrics.json"
-RUN_DIR = "results/encoders/gmm/objective~samples/dim~2/seed~0"
+TARGET = "results/encoders/gmm/objective~samples/score~inner/dim~2/seed~0/metrics.json"
+RUN_DIR = "results/encoders/gmm/objective~samples/score~inner/dim~2/seed~0"
 
 
 def check(proc):
@@ -45,7 +45,14 @@ def test_smoke_run_assembles_table1(smoke_run):
 
 def test_training_logs_show_epochs_device_and_time(smoke_run):
     log = (
-        smoke_run / "logs" / "train_encoder" / "gmm" / "objective~samples" / "dim~1" / "seed~0.log"
+        smoke_run
+        / "logs"
+        / "train_encoder"
+        / "gmm"
+        / "objective~samples"
+        / "score~inner"
+        / "dim~1"
+        / "seed~0.log"
     )
     text = log.read_text()
     assert "device: cpu" in text or "device: cuda" in text
@@ -76,7 +83,16 @@ def test_killed_training_leaves_no_output_and_the_rerun_gives_the_same_numbers(t
     proc = subprocess.Popen(
         cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
-    log = work / "logs" / "train_encoder" / "gmm" / "objective~samples" / "dim~2" / "seed~0.log"
+    log = (
+        work
+        / "logs"
+        / "train_encoder"
+        / "gmm"
+        / "objective~samples"
+        / "score~inner"
+        / "dim~2"
+        / "seed~0.log"
+    )
     deadline = time.time() + 300
     while time.time() < deadline:
         if log.exists() and "epoch 3/40" in log.read_text():

@@ -162,3 +162,35 @@ def test_outputs_are_all_or_nothing(tmp_path, pairs):
         write_outputs(model, {"x": float("nan")}, {"a": np.zeros(2)}, Out, {})
     assert not Out.metrics.exists() and not Out.model.exists()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
+def test_cosine_score_lives_on_the_sphere():
+    torch.manual_seed(0)
+    model = TwoTower(1, 1, 3, 16, 3, score="cosine", cosine_scale=2.5, learn_scale=False)
+    x = torch.linspace(-3, 3, 50)[:, None]
+    fx, gy = model.embed_x(x), model.embed_y(x)
+    torch.testing.assert_close(fx.norm(dim=1), torch.full((50,), 2.5**0.5))
+    s = model(x, x)
+    assert s.abs().max() <= 2.5 + 1e-6
+    torch.testing.assert_close(s, fx @ gy.T)
+    assert "log_scale" not in dict(model.named_parameters())  # fixed: a buffer
+    learn = TwoTower(1, 1, 3, 16, 3, score="cosine", cosine_scale=2.5)
+    assert "log_scale" in dict(learn.named_parameters())
+    # on the 0-sphere (D = 1) a cosine score takes the two values ±c
+    one = TwoTower(1, 1, 1, 16, 3, score="cosine", cosine_scale=1.5, learn_scale=False)
+    values = torch.unique(one(x, x).detach().round(decimals=5))
+    assert set(values.tolist()) <= {-1.5, 1.5}
+    with pytest.raises(ValueError, match="unknown score"):
+        TwoTower(1, 1, 2, 8, 3, score="euclid")
+
+
+def test_cosine_training_learns_the_scale_and_reports_it():
+    train = dict(TRAIN, score="cosine", cosine_scale=1.0, cosine_scale_learnable=True)
+    _, metrics, ckpt = train_gmm(GMM, train, TAU, 2, 0, "population", 1)
+    assert metrics["score"] == "cosine"
+    assert metrics["cosine_scale"] != 1.0 and metrics["cosine_scale"] > 0
+    # checkpoints hold the effective factors: their norms are √c, so f gᵀ is the cosine score
+    norms = np.linalg.norm(ckpt["f"][-1], axis=1)
+    np.testing.assert_allclose(norms, math.sqrt(metrics["cosine_scale"]), rtol=1e-5)
+    inner = train_gmm(GMM, TRAIN, TAU, 2, 0, "population", 1)[1]
+    assert inner["score"] == "inner" and inner["cosine_scale"] is None

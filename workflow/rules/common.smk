@@ -117,3 +117,41 @@ def feature_view_dims():
     low = next((d for d in dims if d >= 2), dims[-1])
     high = max((d for d in dims if d <= config["lcgm"]["K"]), default=dims[0])
     return sorted({low, high})
+
+
+def gmm_runs():
+    """(objective, score) of every Gaussian-mixture training: the configured objectives with
+    train.score (Table 1), and the default objective with every ablation score."""
+    runs = [(o, config["train"]["score"]) for o in config["train"]["objectives"]]
+    runs += [
+        (config["train"]["default_objective"], s) for s in config["ablation"]["scores"]
+    ]
+    return list(dict.fromkeys(runs))
+
+
+def gmm_run_files(name, runs=None):
+    """One file of every Gaussian-mixture training run (metrics.json, checkpoints.npz)."""
+    return [
+        f"results/encoders/gmm/objective~{o}/score~{s}/dim~{d}/seed~{seed}/{name}"
+        for o, s in (runs or gmm_runs())
+        for d in config["gmm"]["dims"]
+        for seed in config["seeds"]
+    ]
+
+
+def ablation_metrics():
+    """The metrics of the cosine ablation's runs (default objective, every ablation score)."""
+    runs = [
+        (config["train"]["default_objective"], s) for s in config["ablation"]["scores"]
+    ]
+    return gmm_run_files("metrics.json", runs)
+
+
+def noise_files(name):
+    """One output of the noise-exponent Monte Carlo per dataset and seed."""
+    return expand(
+        "results/noise/{dataset}/seed~{seed}/{name}",
+        dataset=config["noise"]["datasets"],
+        seed=config["seeds"],
+        name=name,
+    )

@@ -141,6 +141,12 @@ rule build_report:
         fig_lcgm_probes=rules.plot_lcgm_probes.output.figure,
         fig_lcgm_cancorr=rules.plot_lcgm_cancorr.output.figure,
         fig_lcgm_features=rules.plot_lcgm_features.output.figure,
+        noise_table=rules.assemble_noise.output.table,
+        calibration_table=rules.calibration.output.table,
+        cosine_table=rules.assemble_cosine.output.table,
+        fig_noise=rules.plot_noise_exponent.output.figure,
+        fig_calibration=rules.plot_calibration.output.figure,
+        fig_cosine=rules.plot_cosine.output.figure,
         paper=repo_path("workflow", "resources", "paper_values.yaml"),
         template=repo_path("report", "templates", "index.html.j2"),
         css=repo_path("report", "style.css"),
@@ -171,6 +177,9 @@ rule build_report:
             "fig_lcgm_probes",
             "fig_lcgm_cancorr",
             "fig_lcgm_features",
+            "fig_noise",
+            "fig_calibration",
+            "fig_cosine",
         ],
     script:
         "../scripts/build_report.py"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import math
 from pathlib import Path
 
 import yaml
@@ -178,6 +179,33 @@ def _cross_key_errors(cfg: dict) -> list[str]:
                 f"config key 'train.batch_size': {train['batch_size']} exceeds lcgm.n_train = "
                 f"{lcgm.get('n_train')}; allowed: at most lcgm.n_train"
             )
+    noise = cfg.get("noise", {})
+    window = noise.get("window")
+    if window and len(window) == 2:
+        lo, hi = window
+        t_min, t_max = noise.get("t_min", 0), noise.get("t_max", math.inf)
+        if not lo < hi:
+            errors.append(
+                f"config key 'noise.window': {window} is not an increasing pair; allowed: "
+                f"[t_lo, t_hi] with 0 < t_lo < t_hi"
+            )
+        elif lo < t_min or hi > t_max:
+            errors.append(
+                f"config key 'noise.window': {window} is not inside [noise.t_min, noise.t_max] = "
+                f"[{t_min:g}, {t_max:g}]; allowed: t_min <= t_lo < t_hi <= t_max"
+            )
+    if noise.get("t_min") is not None and noise.get("t_max") is not None:
+        if noise["t_min"] >= noise["t_max"]:
+            errors.append(
+                f"config key 'noise.t_min': {noise['t_min']:g} is not below noise.t_max = "
+                f"{noise['t_max']:g}; allowed: t_min < t_max"
+            )
+    cal = cfg.get("calibration", {})
+    if cal.get("truncation_max_rank") and n_hi and cal["truncation_max_rank"] >= 2 * n_hi:
+        errors.append(
+            f"config key 'calibration.truncation_max_rank': {cal['truncation_max_rank']} is not "
+            f"below the {2 * n_hi} eigenvalues of the evaluation quadrature; allowed: < {2 * n_hi}"
+        )
     return errors
 
 

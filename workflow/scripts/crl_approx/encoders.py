@@ -326,7 +326,7 @@ def _run_info(dev) -> dict:
 
 def learned_scale(model: TwoTower) -> float | None:
     """The cosine score's scale c (None for inner-product scores)."""
-    return float(torch.exp(model.log_scale)) if model.score == "cosine" else None
+    return float(torch.exp(model.log_scale.detach())) if model.score == "cosine" else None
 
 
 def train_gmm(

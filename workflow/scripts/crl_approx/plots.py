@@ -248,6 +248,173 @@ def plot_lcgm_features(feature_paths, dims, path) -> None:
         _save(fig, path)
 
 
+def plot_noise_exponent(table_csv, curve_csv, path) -> None:
+    """Left: P(|Δ| ≤ t) (pooled over seeds, bootstrap band) with the fit window and, for the
+    mixture, the small-t asymptotics. Right: the local slope versus t, the asymptotic slope
+    1 − 1/(log(1/t) + C₀), μ̂ on the window and the paper's value."""
+    table = pd.read_csv(table_csv)
+    curve = pd.read_csv(curve_csv)
+    pooled = table[table["seed"] == -1].set_index("dataset")
+    colors = {"gmm": COLORS["ours"], "lcgm": COLORS["samples"]}
+    with plt.rc_context(STYLE):
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11.0, 4.2))
+        for dataset, sub in curve.groupby("dataset", sort=False):
+            sub = sub[sub["reliable"]]
+            row = pooled.loc[dataset]
+            color = colors.get(dataset, "grey")
+            ax.loglog(
+                sub["t"], sub["probability"], "-", color=color, label=f"{dataset} (Monte Carlo)"
+            )
+            ax.fill_between(
+                sub["t"], sub["probability_lo"], sub["probability_hi"], color=color, alpha=0.25
+            )
+            ax2.semilogx(
+                sub["t"], sub["local_slope"], "-", color=color, label=f"{dataset}: local slope"
+            )
+            ax2.fill_between(
+                sub["t"], sub["local_slope_lo"], sub["local_slope_hi"], color=color, alpha=0.25
+            )
+            ax2.hlines(
+                row["mu_hat"],
+                row["window_lo"],
+                row["window_hi"],
+                color=color,
+                lw=3,
+                label=f"{dataset}: μ̂ = {row['mu_hat']:.4f} on the window",
+            )
+            if "asymptotic_probability" in sub and sub["asymptotic_probability"].notna().any():
+                ax.loglog(
+                    sub["t"],
+                    sub["asymptotic_probability"],
+                    "--",
+                    color="black",
+                    lw=1,
+                    label=f"c·t·(log(1/t) + C₀), c = {row['asymptotic_c']:.3f}, "
+                    f"C₀ = {row['asymptotic_C0']:.3f}",
+                )
+                ax2.semilogx(
+                    sub["t"],
+                    sub["asymptotic_slope"],
+                    "--",
+                    color="black",
+                    lw=1,
+                    label="1 − 1/(log(1/t) + C₀)",
+                )
+            if "paper_mu_hat" in row and pd.notna(row.get("paper_mu_hat")):
+                ax2.axhline(
+                    row["paper_mu_hat"], color=COLORS["paper"], ls=":", label="paper: μ̂ = 0.8789"
+                )
+        lo, hi = pooled["window_lo"].iloc[0], pooled["window_hi"].iloc[0]
+        for a in (ax, ax2):
+            a.axvspan(lo, hi, color="grey", alpha=0.12, lw=0)
+            a.set_xlabel("t")
+        ax.set_ylabel("P(|r(x,y) − r(x,y′)| ≤ t)")
+        ax.set_title(f"Noise condition (fit window [{lo:g}, {hi:g}] shaded)")
+        ax.legend(fontsize=7)
+        ax2.set_ylabel("d log P / d log t")
+        ax2.set_ylim(0.3, 1.3)
+        ax2.set_title("Local log-log slope: μ̂ depends on the window")
+        ax2.legend(fontsize=7, loc="lower left")
+        _save(fig, path)
+
+
+def plot_calibration(points_csv, table_csv, path) -> None:
+    """Retrieval excess against contrastive excess, log-log, with the fitted line and reference
+    slopes 1/2 and (μ̂+1)/(μ̂+2) through the points' centre."""
+    p = pd.read_csv(points_csv)
+    t = pd.read_csv(table_csv).set_index("group")
+    usable = (p["contrastive_excess"] > 0) & (p["retrieval_excess"] > 0)
+    with plt.rc_context(STYLE):
+        fig, ax = plt.subplots(figsize=(6.8, 4.8))
+        markers = {"inner": "o", "cosine": "^"}
+        cmap = plt.get_cmap("viridis")
+        dims = sorted(p["D"][p["source"] == "checkpoint"].unique())
+        for (score, d), sub in p[usable & (p["source"] == "checkpoint")].groupby(["score", "D"]):
+            ax.loglog(
+                sub["contrastive_excess"],
+                sub["retrieval_excess"],
+                markers.get(score, "s"),
+                ms=3,
+                alpha=0.5,
+                color=cmap(dims.index(d) / max(1, len(dims) - 1)),
+                label=f"checkpoints, {score}, D = {d}",
+            )
+        tr = p[usable & (p["source"] == "truncation")]
+        ax.loglog(
+            tr["contrastive_excess"], tr["retrieval_excess"], "kx", ms=6, label="rank-D truncations"
+        )
+        fit = t.loc["all"]
+        xs = np.geomspace(
+            p.loc[usable, "contrastive_excess"].min(), p.loc[usable, "contrastive_excess"].max(), 50
+        )
+        ax.loglog(
+            xs,
+            np.exp(fit["intercept"]) * xs ** fit["exponent"],
+            "-",
+            color=COLORS["paper"],
+            label=f"fit: κ̂ = {fit['exponent']:.3f} [{fit['exponent_ci_lo']:.3f}, "
+            f"{fit['exponent_ci_hi']:.3f}]",
+        )
+        lx = np.log(p.loc[usable, "contrastive_excess"]).mean()
+        ly = np.log(p.loc[usable, "retrieval_excess"]).mean()
+        refs = [(0.5, ":", "slope 1/2 (distribution-free)")]
+        if pd.notna(fit["noise_rate"]):
+            refs.append((fit["noise_rate"], "--", f"slope (μ̂+1)/(μ̂+2) = {fit['noise_rate']:.3f}"))
+        for slope, style, label in refs:
+            ax.loglog(xs, np.exp(ly + slope * (np.log(xs) - lx)), style, color="grey", label=label)
+        ax.set_xlabel("contrastive excess L(s) − L*")
+        ax.set_ylabel("retrieval excess E(s) − E*")
+        ax.set_title("Measured calibration (Gaussian mixture, quadrature)")
+        ax.legend(fontsize=6, ncol=2)
+        _save(fig, path)
+
+
+def plot_cosine(table_csv, path) -> None:
+    """Excess risk and L2 distance versus D, inner-product against cosine scores."""
+    t = pd.read_csv(table_csv)
+    scores = [
+        c[len("mlp_excess_risk_mean_") :]
+        for c in t.columns
+        if c.startswith("mlp_excess_risk_mean_")
+    ]
+    colors = {"inner": COLORS["ours"], "cosine": COLORS["samples"]}
+    with plt.rc_context(STYLE):
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10.0, 4.0))
+        for metric, a, ylabel in (
+            ("mlp_excess_risk", ax, "excess risk L(s) − L*"),
+            ("mlp_l2_distance", ax2, "squared L2 distance to PMI (self-normalised)"),
+        ):
+            for score in scores:
+                a.errorbar(
+                    t["D"],
+                    t[f"{metric}_mean_{score}"],
+                    yerr=t[f"{metric}_sd_{score}"].fillna(0),
+                    fmt="o-",
+                    color=colors.get(score, "grey"),
+                    capsize=3,
+                    label=f"{score} score",
+                )
+            a.set_yscale("log")
+            a.set_xscale("log", base=2)
+            a.set_xticks(t["D"], [str(d) for d in t["D"]])
+            a.set_xlabel("representation dimension D")
+            a.set_ylabel(ylabel)
+        ax.semilogy(
+            t["D"],
+            t["rank_d_floor_excess_risk"],
+            "v--",
+            color=COLORS["floor"],
+            label="best rank-D (inner)",
+        )
+        ax.semilogy(
+            t["D"], t["truncation_excess_risk"], "+:", color="grey", label="rank-D truncation"
+        )
+        ax.set_title("Cosine versus inner-product scores: excess")
+        ax2.set_title("… and L2 distance")
+        ax.legend(fontsize=8)
+        _save(fig, path)
+
+
 def draw(kind: str, inputs, params, path) -> None:
     """The plot rules' entry point: ``kind`` names the figure."""
     if kind == "eigenvalues":
@@ -264,5 +431,11 @@ def draw(kind: str, inputs, params, path) -> None:
         plot_lcgm_cancorr(inputs.probes, params.K, path)
     elif kind == "lcgm_features":
         plot_lcgm_features(inputs.features, params.dims, path)
+    elif kind == "noise_exponent":
+        plot_noise_exponent(inputs.table, inputs.curve, path)
+    elif kind == "calibration":
+        plot_calibration(inputs.points, inputs.table, path)
+    elif kind == "cosine":
+        plot_cosine(inputs.table, path)
     else:
         raise ValueError(f"unknown plot kind {kind!r}")

@@ -235,6 +235,101 @@ def lcgm_context(table_csv, elbow_csv, design_json, paper: dict) -> dict:
     }
 
 
+def noise_context(table_csv, paper: dict) -> dict:
+    """The noise-exponent section: per-seed and pooled fits per dataset."""
+    t = pd.read_csv(table_csv)
+    rows = []
+    for _, r in t.iterrows():
+        is_pooled = int(r["seed"]) == -1
+        row = {
+            "dataset": r["dataset"],
+            "sample": r["sample"],
+            "pooled": is_pooled,
+            "n": f"{int(r['n_samples']):,}",
+            "mu": f"{r['mu_hat']:.4f}",
+            "ci": f"[{r['mu_ci_lo']:.4f}, {r['mu_ci_hi']:.4f}]",
+            "rate": f"{r['rate_exponent']:.4f}",
+            "rate_ci": f"[{r['rate_exponent_ci_lo']:.4f}, {r['rate_exponent_ci_hi']:.4f}]",
+            "sd": "—" if pd.isna(r.get("mu_hat_seed_sd")) else f"{r['mu_hat_seed_sd']:.4f}",
+        }
+        if is_pooled and r["dataset"] == "gmm":
+            label, css = verdict(r["mu_hat"], paper["mu_hat"], digits=4)
+            inside = r["mu_ci_lo"] <= paper["mu_hat"] <= r["mu_ci_hi"]
+            row["paper"] = {
+                "mu": f"{paper['mu_hat']:.6f}",
+                "rate": f"{paper['rate_exponent']:.4f}",
+                "diff": f"{r['mu_hat'] - paper['mu_hat']:+.4f}",
+                "verdict": label,
+                "css": css,
+                "inside": bool(inside),
+            }
+        rows.append(row)
+    gmm = t[(t["dataset"] == "gmm") & (t["seed"] == -1)]
+    asym = None
+    if len(gmm) and "asymptotic_c" in gmm:
+        g = gmm.iloc[0]
+        asym = {
+            "c": f"{g['asymptotic_c']:.4f}",
+            "C0": f"{g['asymptotic_C0']:.4f}",
+            "alpha": f"{g['asymptotic_alpha']:.4f}",
+            "beta": f"{g['asymptotic_beta']:.4f}",
+            "window_slope": f"{g['asymptotic_window_slope']:.4f}",
+            "max_dev": f"{100 * g['asymptotic_max_rel_dev_in_window']:.1f}",
+            "warnings": int(g["asymptotic_quadrature_warnings"]),
+        }
+    first = t.iloc[0]
+    return {
+        "rows": rows,
+        "asym": asym,
+        "window": f"[{first['window_lo']:g}, {first['window_hi']:g}]",
+        "scheme": first["scheme"],
+    }
+
+
+def calibration_context(table_csv) -> dict:
+    t = pd.read_csv(table_csv)
+    rows = []
+    for _, r in t.iterrows():
+        rows.append(
+            {
+                "group": r["group"],
+                "n": int(r["n_points"]),
+                "excluded": int(r["n_excluded"]),
+                "exponent": f"{r['exponent']:.3f}",
+                "ci": f"[{r['exponent_ci_lo']:.3f}, {r['exponent_ci_hi']:.3f}]",
+                "noise_rate": "—" if pd.isna(r["noise_rate"]) else f"{r['noise_rate']:.3f}",
+                "above_half": bool(r["exponent_ci_lo"] > 0.5),
+            }
+        )
+    return {"rows": rows}
+
+
+def cosine_context(table_csv) -> dict:
+    t = pd.read_csv(table_csv)
+    rows = []
+    for _, r in t.iterrows():
+
+        def pm(col, r=r):
+            mean, sd = _num(r, f"{col}"), _num(r, col.replace("_mean_", "_sd_"))
+            return fmt(mean) + (f" ± {fmt(sd, 2)}" if sd is not None else "")
+
+        rows.append(
+            {
+                "D": int(r["D"]),
+                "excess_inner": pm("mlp_excess_risk_mean_inner"),
+                "excess_cosine": pm("mlp_excess_risk_mean_cosine"),
+                "l2_inner": pm("mlp_l2_distance_mean_inner"),
+                "l2_cosine": pm("mlp_l2_distance_mean_cosine"),
+                "ratio": f"{r['mlp_excess_risk_cosine_over_inner']:.3g}",
+                "floor": fmt(_num(r, "rank_d_floor_excess_risk")),
+                "scale": "—"
+                if pd.isna(r.get("cosine_scale_mean"))
+                else f"{r['cosine_scale_mean']:.3f}",
+            }
+        )
+    return {"rows": rows}
+
+
 def table2(table: pd.DataFrame) -> dict:
     models = {}
     for model, sub in table.groupby("model", sort=False):
@@ -282,6 +377,11 @@ def build(inputs, params, output, repo: Path) -> str:
         "max_conv": spectrum["convergence_rel_change"].max(),
         "crosschecks": checks.to_dict("records"),
         "table2": table2(pd.read_csv(inputs.table2)),
+        "noise": noise_context(inputs.noise_table, paper["noise"]),
+        "calibration": calibration_context(inputs.calibration_table),
+        "cosine": cosine_context(inputs.cosine_table)
+        if set(config["ablation"]["scores"]) >= {"inner", "cosine"}
+        else None,
         "lcgm": lcgm_context(
             inputs.lcgm_table, inputs.lcgm_elbow, inputs.lcgm_design, paper["lcgm"]
         ),

@@ -98,3 +98,40 @@ def run_table1(inputs, objectives, default_objective, output) -> pd.DataFrame:
     write_csv(runs, output.runs)
     write_csv(table, output.table)
     return table
+
+
+def cosine_table(runs: pd.DataFrame, spectrum: pd.DataFrame, floor: pd.DataFrame, scores):
+    """The ablation: per D, each score's excess risk and L2 distance (mean, sd over seeds), the
+    learned cosine scale, and the spectral references (truncation, best rank-D)."""
+    out = spectrum[["D", "truncation_excess_risk", "l2_truncation_error"]].merge(
+        floor[["D", "rank_d_floor_excess_risk"]], on="D"
+    )
+    for score in scores:
+        sub = runs[runs["score"] == score]
+        agg = sub.groupby("D")[list(MLP_METRICS)].agg(["mean", "std"])
+        agg.columns = [f"{m}_{s.replace('std', 'sd')}_{score}" for m, s in agg.columns]
+        agg[f"n_seeds_{score}"] = sub.groupby("D")["seed"].nunique()
+        if score == "cosine" and "cosine_scale" in sub:
+            agg["cosine_scale_mean"] = sub.groupby("D")["cosine_scale"].mean()
+        out = out.merge(agg.reset_index(), on="D", how="right")
+    if {"inner", "cosine"} <= set(scores):
+        for metric in MLP_METRICS:
+            out[f"{metric}_cosine_over_inner"] = (
+                out[f"{metric}_mean_cosine"] / out[f"{metric}_mean_inner"]
+            )
+        out["cosine_excess_over_floor"] = (
+            out["mlp_excess_risk_mean_cosine"] / out["rank_d_floor_excess_risk"]
+        )
+    return out.sort_values("D", ignore_index=True)
+
+
+def run_cosine(inputs, scores, output) -> pd.DataFrame:
+    """The ``assemble_cosine`` rule."""
+    runs = load_runs(inputs.metrics)
+    table = cosine_table(
+        runs, pd.read_csv(inputs.spectrum), pd.read_csv(inputs.floor), list(scores)
+    )
+    with pd.option_context("display.width", 250, "display.max_columns", 50):
+        log.info("cosine ablation:\n%s", table.T)
+    write_csv(table, output.table)
+    return table

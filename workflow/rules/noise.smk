@@ -1,0 +1,179 @@
+# Experiment 4 (the noise exponent) and two measurements the paper does not make: calibration
+# (retrieval excess against contrastive excess) and the cosine-score ablation.
+
+
+rule noise_exponent:
+    output:
+        curve="results/noise/{dataset}/seed~{seed}/curve.csv",
+        fit="results/noise/{dataset}/seed~{seed}/fit.json",
+    log:
+        "logs/noise_exponent/{dataset}/seed~{seed}.log",
+    benchmark:
+        "benchmarks/noise_exponent/{dataset}/seed~{seed}.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime="30m",
+    params:
+        data=lambda wc: gmm_params() if wc.dataset == "gmm" else lcgm_params(),
+        noise=lookup(dpath="noise", within=config),
+    script:
+        "../scripts/noise_exponent.py"
+
+
+rule assemble_noise:
+    input:
+        fits=noise_files("fit.json"),
+        curves=noise_files("curve.csv"),
+        paper=repo_path("workflow", "resources", "paper_values.yaml"),
+    output:
+        table="results/tables/noise_exponent.csv",
+        curve="results/tables/noise_curve.csv",
+    log:
+        "logs/assemble_noise/noise.log",
+    benchmark:
+        "benchmarks/assemble_noise/noise.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="10m",
+    params:
+        datasets=lookup(dpath="noise/datasets", within=config),
+        gmm=gmm_params(),
+        noise=lookup(dpath="noise", within=config),
+    script:
+        "../scripts/assemble_noise.py"
+
+
+rule calibration:
+    input:
+        metrics=gmm_run_files("metrics.json"),
+        checkpoints=gmm_run_files("checkpoints.npz"),
+        noise=rules.assemble_noise.output.table,
+    output:
+        points="results/tables/calibration_points.csv",
+        table="results/tables/calibration.csv",
+    log:
+        "logs/calibration/calibration.log",
+    benchmark:
+        "benchmarks/calibration/calibration.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime="30m",
+    params:
+        gmm=gmm_params("quadrature_nodes"),
+        tau=lookup(dpath="tau", within=config),
+        calibration=lookup(dpath="calibration", within=config),
+        seed=lambda wc: config["seeds"][0],
+    script:
+        "../scripts/calibration.py"
+
+
+rule assemble_cosine:
+    input:
+        metrics=ablation_metrics(),
+        spectrum=rules.compute_spectrum.output.spectrum,
+        floor=rules.compute_rank_floor.output.floor,
+    output:
+        table="results/tables/cosine_ablation.csv",
+    log:
+        "logs/assemble_cosine/cosine.log",
+    benchmark:
+        "benchmarks/assemble_cosine/cosine.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        scores=lookup(dpath="ablation/scores", within=config),
+    script:
+        "../scripts/assemble_cosine.py"
+
+
+rule plot_noise_exponent:
+    input:
+        table=rules.assemble_noise.output.table,
+        curve=rules.assemble_noise.output.curve,
+        code=repo_path("workflow", "scripts", "crl_approx", "plots.py"),
+    output:
+        figure=report(
+            "results/figures/noise_exponent.svg",
+            caption="../../report/captions/noise_exponent.rst",
+            category="Experiment 4: noise exponent",
+        ),
+    log:
+        "logs/plot_noise_exponent/noise_exponent.log",
+    benchmark:
+        "benchmarks/plot_noise_exponent/noise_exponent.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        kind="noise_exponent",
+    script:
+        "../scripts/plot.py"
+
+
+rule plot_calibration:
+    input:
+        points=rules.calibration.output.points,
+        table=rules.calibration.output.table,
+        code=repo_path("workflow", "scripts", "crl_approx", "plots.py"),
+    output:
+        figure=report(
+            "results/figures/calibration.svg",
+            caption="../../report/captions/calibration.rst",
+            category="Experiment 4: noise exponent",
+        ),
+    log:
+        "logs/plot_calibration/calibration.log",
+    benchmark:
+        "benchmarks/plot_calibration/calibration.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        kind="calibration",
+    script:
+        "../scripts/plot.py"
+
+
+rule plot_cosine:
+    input:
+        table=rules.assemble_cosine.output.table,
+        code=repo_path("workflow", "scripts", "crl_approx", "plots.py"),
+    output:
+        figure=report(
+            "results/figures/cosine_ablation.svg",
+            caption="../../report/captions/cosine.rst",
+            category="Ablation: cosine scores",
+        ),
+    log:
+        "logs/plot_cosine/cosine_ablation.log",
+    benchmark:
+        "benchmarks/plot_cosine/cosine_ablation.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        kind="cosine",
+    script:
+        "../scripts/plot.py"

@@ -1,0 +1,17 @@
+"""Shim for rule assemble_noise: per-seed and pooled fits, pooled curves, mixture asymptotics."""
+
+from crl_approx.runtime import rule_logging
+
+smk = snakemake  # noqa: F821 (injected by Snakemake)
+with rule_logging(smk):
+    from crl_approx import noise  # imported inside, so the log times the imports too
+
+    noise.run_assemble(
+        smk.input.fits,
+        smk.input.curves,
+        smk.params.datasets,
+        smk.params.gmm,
+        smk.params.noise,
+        smk.input.paper,
+        smk.output,
+    )

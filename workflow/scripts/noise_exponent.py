@@ -1,0 +1,15 @@
+"""Shim for rule noise_exponent: Monte Carlo of P(|r(x,y) − r(x,y')| ≤ t) for one dataset, seed."""
+
+from crl_approx.runtime import rule_logging
+
+smk = snakemake  # noqa: F821 (injected by Snakemake)
+with rule_logging(smk):
+    from crl_approx import noise  # imported inside, so the log times the imports too
+
+    noise.run(
+        smk.wildcards.dataset,
+        smk.params.data,
+        smk.params.noise,
+        int(smk.wildcards.seed),
+        smk.output,
+    )
