@@ -142,12 +142,26 @@ GROUPS = {
 }
 
 
+def groups(points: pd.DataFrame) -> dict:
+    """The named groups above, plus the checkpoints of each D (both scores)."""
+    out = dict(GROUPS)
+    for d in sorted(points.loc[points["source"] == "checkpoint", "D"].unique()):
+        out[f"checkpoints_D{d}"] = lambda p, d=d: (
+            (p["source"] == "checkpoint") & (p["D"] == d)
+        ).to_numpy()
+    return out
+
+
 def calibration_table(points: pd.DataFrame, cal: dict, mu_hat: float | None, seed: int):
+    """One fit per group of scores. ``max_ratio_to_bound``: the largest (E − E*)/(L − L*)^{1/2},
+    the constant with which the distribution-free bound holds on these scores;
+    ``max_ratio_to_noise_bound`` the same with the exponent (μ̂+1)/(μ̂+2)."""
     usable = (points["contrastive_excess"] > cal["min_excess"]) & (
         points["retrieval_excess"] > cal["min_excess"]
     )
+    noise_rate = math.nan if mu_hat is None else (mu_hat + 1) / (mu_hat + 2)
     rows = []
-    for name, select in GROUPS.items():
+    for name, select in groups(points).items():
         sub = points[select(points) & usable.to_numpy()]
         if len(sub) < 3:
             continue
@@ -164,11 +178,16 @@ def calibration_table(points: pd.DataFrame, cal: dict, mu_hat: float | None, see
                 **fit,
                 "n_excluded": int((select(points) & ~usable.to_numpy()).sum()),
                 "distribution_free": 0.5,
-                "noise_rate": math.nan if mu_hat is None else (mu_hat + 1) / (mu_hat + 2),
+                "noise_rate": noise_rate,
                 "mu_hat": math.nan if mu_hat is None else mu_hat,
                 "max_ratio_to_bound": float(
                     (sub["retrieval_excess"] / sub["contrastive_excess"] ** 0.5).max()
                 ),
+                "max_ratio_to_noise_bound": float(
+                    (sub["retrieval_excess"] / sub["contrastive_excess"] ** noise_rate).max()
+                )
+                if mu_hat is not None
+                else math.nan,
             }
         )
     return pd.DataFrame(rows)

@@ -171,8 +171,11 @@ def plot_lcgm_probes(table_csv, elbow_csv, path) -> None:
                 capsize=3,
                 label=label,
             )
-        for col, marker in (("paper_probe_r2_f", "x"), ("paper_probe_r2_g", "+")):
-            ax.plot(t["D"], t[col], marker, ms=10, color=COLORS["paper"], label=f"{col} (paper)")
+        for col, marker, label in (
+            ("paper_probe_r2_f", "x", "paper: R², f"),
+            ("paper_probe_r2_g", "+", "paper: R², g"),
+        ):
+            ax.plot(t["D"], t[col], marker, ms=10, color=COLORS["paper"], label=label)
         d_elbow = int(elbows.loc["alignment_quality", "elbow_D"])
         ax.axvline(k, color="grey", ls="--", lw=1, label=f"K = {k}")
         ax.axvline(d_elbow, color=COLORS["paper"], ls=":", lw=1.5, label=f"elbow: D = {d_elbow}")
@@ -190,7 +193,10 @@ def plot_lcgm_probes(table_csv, elbow_csv, path) -> None:
             capsize=3,
         )
         ax2.axvline(k, color="grey", ls="--", lw=1)
-        ax2.set_yscale("symlog", linthresh=1e-3)
+        if (t["heldout_excess_mean"] > 0).all():
+            ax2.set_yscale("log")
+        else:  # a Monte Carlo excess can dip below 0 when a model is within sampling error
+            ax2.set_yscale("symlog", linthresh=1e-3)
         ax2.set_xlabel("representation dimension D")
         ax2.set_ylabel("held-out InfoNCE excess (vs τ·PMI)")
         ax2.set_title("LCGM: held-out excess versus D")

@@ -298,6 +298,10 @@ def calibration_context(table_csv) -> dict:
                 "exponent": f"{r['exponent']:.3f}",
                 "ci": f"[{r['exponent_ci_lo']:.3f}, {r['exponent_ci_hi']:.3f}]",
                 "noise_rate": "—" if pd.isna(r["noise_rate"]) else f"{r['noise_rate']:.3f}",
+                "c_half": f"{r['max_ratio_to_bound']:.3g}",
+                "c_noise": "—"
+                if pd.isna(r.get("max_ratio_to_noise_bound"))
+                else f"{r['max_ratio_to_noise_bound']:.3g}",
                 "above_half": bool(r["exponent_ci_lo"] > 0.5),
             }
         )
