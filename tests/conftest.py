@@ -9,6 +9,33 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = shutil.which("snakemake") or "snakemake"
+#: the jobs of one run of config/smoke.yaml, per rule (the `all` target aside)
+SMOKE_JOBS = {
+    "compute_spectrum": 1,
+    "compute_rank_floor": 1,
+    "make_dataset": 2,
+    "train_encoder": 8,
+    "assemble_table1": 1,
+    "compute_theory_sizes": 1,
+    "lcgm_design": 1,
+    "probe_lcgm": 2,
+    "assemble_lcgm": 1,
+    "noise_exponent": 2,
+    "assemble_noise": 1,
+    "calibration": 1,
+    "assemble_cosine": 1,
+    "plot_eigenvalues": 1,
+    "plot_excess": 1,
+    "plot_training_curves": 1,
+    "plot_theory_sizes": 1,
+    "plot_lcgm_probes": 1,
+    "plot_lcgm_cancorr": 1,
+    "plot_lcgm_features": 1,
+    "plot_noise_exponent": 1,
+    "plot_calibration": 1,
+    "plot_cosine": 1,
+    "build_report": 1,
+}
 
 
 def run_snakemake(workdir: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess:

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, SNAKEMAKE
+from conftest import REPO, SMOKE_JOBS, SNAKEMAKE
 
 pytestmark = [pytest.mark.slurm, pytest.mark.e2e]
 SMOKE = str(REPO / "config" / "smoke.yaml")
@@ -112,32 +112,7 @@ def test_workflow_runs_through_the_slurm_profile(tmp_path, smoke_run):
         assert match, job
         rules.setdefault(match.group(1), []).append(job)
         assert job["JobState"] == "COMPLETED", job
-    assert {r: len(j) for r, j in rules.items()} == {
-        "compute_spectrum": 1,
-        "compute_rank_floor": 1,
-        "make_dataset": 2,
-        "train_encoder": 8,
-        "assemble_table1": 1,
-        "compute_theory_sizes": 1,
-        "lcgm_design": 1,
-        "probe_lcgm": 2,
-        "assemble_lcgm": 1,
-        "noise_exponent": 2,
-        "assemble_noise": 1,
-        "calibration": 1,
-        "assemble_cosine": 1,
-        "plot_eigenvalues": 1,
-        "plot_excess": 1,
-        "plot_training_curves": 1,
-        "plot_theory_sizes": 1,
-        "plot_lcgm_probes": 1,
-        "plot_lcgm_cancorr": 1,
-        "plot_lcgm_features": 1,
-        "plot_noise_exponent": 1,
-        "plot_calibration": 1,
-        "plot_cosine": 1,
-        "build_report": 1,
-    }
+    assert {r: len(j) for r, j in rules.items()} == SMOKE_JOBS
     # the GPU request travelled with the training jobs only
     for job in rules["train_encoder"]:
         assert "gpu:1" in job.get("TresPerJob", ""), job
@@ -165,7 +140,7 @@ def test_a_failing_cluster_job_fails_the_workflow_naming_the_rule(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     # the sampled in-batch loss is ~2.7 nats·τ, far above max_loss: TrainingDiverged on the node
-    target = "results/encoders/gmm/objective~samples/dim~1/seed~0/metrics.json"
+    target = "results/encoders/gmm/objective~samples/score~inner/dim~1/seed~0/metrics.json"
     proc = snakemake(work, profile, "--configfile", SMOKE, str(bad), "--", target)
     text = proc.stdout + proc.stderr
     assert proc.returncode != 0

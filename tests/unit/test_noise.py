@@ -118,21 +118,12 @@ def test_paper_window_reproduces_the_paper_for_both_schemes(scheme):
     assert s["rate_exponent"] == pytest.approx((s["mu_hat"] + 1) / (s["mu_hat"] + 2))
 
 
-def test_lcgm_has_a_heavy_mass_near_zero():
+def test_lcgm_has_a_heavy_mass_near_zero(default_config):
     """Clean anchor: two candidates of other classes both have tiny r, spread over decades, so
     P(|Δ| ≤ t) is large at small t and its log-log slope is small."""
-    cfg = {
-        "K": 8,
-        "d_x": 16,
-        "d_y": 16,
-        "prior": "uniform",
-        "mean_x": 6.0,
-        "sigma_x": 0.9,
-        "mean_y": 3.5,
-        "sigma_y": 1.0,
-        "design_seed": 2610,
-    }
-    d = sample_abs_delta(LatentClassModel.from_config(cfg), "marginal", 200_000, stream(0, 11))
+    d = sample_abs_delta(
+        LatentClassModel.from_config(default_config["lcgm"]), "marginal", 200_000, stream(0, 11)
+    )
     s, _ = estimate(d, GRID, (1e-5, 1e-3), rng=stream(0, 12), **ARGS)
     assert (d <= 1e-5).mean() > 0.05  # the mixture: ≈ 1.7e-4
     assert 0.1 < s["mu_hat"] < 0.5
