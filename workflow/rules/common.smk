@@ -84,23 +84,6 @@ def encoder_inputs(wildcards):
     return {}
 
 
-def encoder_metrics(dataset="gmm", objectives=None, score=None):
-    """Every training run's metrics for the given (default: configured) objectives, score, dims
-    and seeds."""
-    if objectives is None:
-        objectives = (
-            config["train"]["objectives"] if dataset == "gmm" else [LCGM_OBJECTIVE]
-        )
-    return expand(
-        "results/encoders/{dataset}/objective~{objective}/score~{score}/dim~{dim}/seed~{seed}/metrics.json",
-        dataset=dataset,
-        objective=objectives,
-        score=score or config["train"]["score"],
-        dim=config[dataset]["dims"],
-        seed=config["seeds"],
-    )
-
-
 def lcgm_probes():
     """Every probe output of the sweep (configured score, dims and seeds)."""
     return expand(
@@ -119,32 +102,37 @@ def feature_view_dims():
     return sorted({low, high})
 
 
-def gmm_runs():
-    """(objective, score) of every Gaussian-mixture training: the configured objectives with
-    train.score (Table 1), and the default objective with every ablation score."""
-    runs = [(o, config["train"]["score"]) for o in config["train"]["objectives"]]
-    runs += [
+def table1_runs():
+    """(objective, score) of Table 1's runs: every configured objective with train.score."""
+    return [(o, config["train"]["score"]) for o in config["train"]["objectives"]]
+
+
+def ablation_runs():
+    """(objective, score) of the cosine ablation: the default objective with every score."""
+    return [
         (config["train"]["default_objective"], s) for s in config["ablation"]["scores"]
     ]
-    return list(dict.fromkeys(runs))
 
 
-def gmm_run_files(name, runs=None):
-    """One file of every Gaussian-mixture training run (metrics.json, checkpoints.npz)."""
+def gmm_runs():
+    """(objective, score) of every Gaussian-mixture training (Table 1's and the ablation's)."""
+    return list(dict.fromkeys(table1_runs() + ablation_runs()))
+
+
+def lcgm_runs():
+    """(objective, score) of the LCGM sweep: sampled pairs, train.score."""
+    return [(LCGM_OBJECTIVE, config["train"]["score"])]
+
+
+def encoder_files(dataset, runs, name):
+    """One file (metrics.json, checkpoints.npz) of every training run of ``dataset`` for the
+    given (objective, score) pairs, every D of the dataset's sweep and every seed."""
     return [
-        f"results/encoders/gmm/objective~{o}/score~{s}/dim~{d}/seed~{seed}/{name}"
-        for o, s in (runs or gmm_runs())
-        for d in config["gmm"]["dims"]
+        f"results/encoders/{dataset}/objective~{o}/score~{s}/dim~{d}/seed~{seed}/{name}"
+        for o, s in runs
+        for d in config[dataset]["dims"]
         for seed in config["seeds"]
     ]
-
-
-def ablation_metrics():
-    """The metrics of the cosine ablation's runs (default objective, every ablation score)."""
-    runs = [
-        (config["train"]["default_objective"], s) for s in config["ablation"]["scores"]
-    ]
-    return gmm_run_files("metrics.json", runs)
 
 
 def noise_files(name):

@@ -53,7 +53,7 @@ rule assemble_table1:
     input:
         spectrum=rules.compute_spectrum.output.spectrum,
         floor=rules.compute_rank_floor.output.floor,
-        metrics=encoder_metrics("gmm"),
+        metrics=encoder_files("gmm", table1_runs(), "metrics.json"),
         paper=repo_path("workflow", "resources", "paper_values.yaml"),
     output:
         table="results/tables/table1.csv",

@@ -49,7 +49,7 @@ rule probe_lcgm:
 rule assemble_lcgm:
     input:
         probes=lcgm_probes(),
-        metrics=encoder_metrics("lcgm"),
+        metrics=encoder_files("lcgm", lcgm_runs(), "metrics.json"),
         paper=repo_path("workflow", "resources", "paper_values.yaml"),
     output:
         table="results/tables/lcgm_probes.csv",

@@ -51,8 +51,8 @@ rule assemble_noise:
 
 rule calibration:
     input:
-        metrics=gmm_run_files("metrics.json"),
-        checkpoints=gmm_run_files("checkpoints.npz"),
+        metrics=encoder_files("gmm", gmm_runs(), "metrics.json"),
+        checkpoints=encoder_files("gmm", gmm_runs(), "checkpoints.npz"),
         noise=rules.assemble_noise.output.table,
     output:
         points="results/tables/calibration_points.csv",
@@ -78,7 +78,7 @@ rule calibration:
 
 rule assemble_cosine:
     input:
-        metrics=ablation_metrics(),
+        metrics=encoder_files("gmm", ablation_runs(), "metrics.json"),
         spectrum=rules.compute_spectrum.output.spectrum,
         floor=rules.compute_rank_floor.output.floor,
     output:

@@ -75,7 +75,7 @@ rule plot_excess:
 
 rule plot_training_curves:
     input:
-        metrics=encoder_metrics("gmm"),
+        metrics=encoder_files("gmm", table1_runs(), "metrics.json"),
         code=repo_path("workflow", "scripts", "crl_approx", "plots.py"),
     output:
         figure=report(

@@ -128,7 +128,7 @@ def truncation_points(spec, tau, l_star, e_star, max_rank: int) -> list[dict]:
     return points
 
 
-#: the groups of points fitted, by name: (description, selector)
+#: the groups of points fitted: name → selector of the points' rows
 GROUPS = {
     "all": lambda p: np.ones(len(p), bool),
     "checkpoints": lambda p: (p["source"] == "checkpoint").to_numpy(),

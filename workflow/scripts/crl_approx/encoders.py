@@ -235,13 +235,16 @@ class Grid:
 
 
 # --- evaluation -----------------------------------------------------------------------------------
-def factor_values(model: TwoTower, spec: OperatorSpectrum) -> tuple[np.ndarray, np.ndarray]:
-    """f at the x nodes and g at the y nodes of the evaluation grid, in float64."""
+def embed(model: TwoTower, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The effective factors f(x), g(y) of a trained model, in float64 on the CPU."""
     m64 = copy.deepcopy(model).to(device="cpu", dtype=torch.float64).eval()
     with torch.inference_mode():
-        fx = m64.embed_x(torch.from_numpy(spec.quad.x[:, None])).numpy()
-        gy = m64.embed_y(torch.from_numpy(spec.quad.y[:, None])).numpy()
-    return fx, gy
+        return m64.embed_x(torch.from_numpy(x)).numpy(), m64.embed_y(torch.from_numpy(y)).numpy()
+
+
+def factor_values(model: TwoTower, spec: OperatorSpectrum) -> tuple[np.ndarray, np.ndarray]:
+    """f at the x nodes and g at the y nodes of the evaluation grid, in float64."""
+    return embed(model, spec.quad.x[:, None], spec.quad.y[:, None])
 
 
 def population_metrics(spec: OperatorSpectrum, score: np.ndarray, tau: float, l_star: float):
@@ -419,13 +422,6 @@ def train_gmm(
         "y_nodes": spec.quad.y,
     }
     return model, metrics, checkpoints
-
-
-def embed(model: TwoTower, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The effective factors f(x), g(y) of a trained model, in float64 on the CPU."""
-    m64 = copy.deepcopy(model).to(device="cpu", dtype=torch.float64).eval()
-    with torch.inference_mode():
-        return m64.embed_x(torch.from_numpy(x)).numpy(), m64.embed_y(torch.from_numpy(y)).numpy()
 
 
 def train_lcgm(

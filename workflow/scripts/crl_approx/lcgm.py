@@ -216,6 +216,18 @@ def block_infonce(score_block, n: int, tau: float, block: int) -> float:
     return total / max(1, n_blocks)
 
 
+def features(towers, data: dict) -> dict:
+    """The learned f and g (float64) on the probe-fit and probe-test splits of ``data``."""
+    from .encoders import embed
+
+    feats = {}
+    for split in ("fit", "test"):
+        feats[f"f_{split}"], feats[f"g_{split}"] = embed(
+            towers, data[f"x_{split}"], data[f"y_{split}"]
+        )
+    return feats
+
+
 def probe_metrics(model: LatentClassModel, feats: dict, data: dict, tau: float, block: int):
     """All probe numbers for one trained model: ``feats`` holds f and g on the fit and test splits
     (f_fit, g_fit, f_test, g_test), ``data`` the raw splits (x_fit, y_fit, x_test, y_test)."""
@@ -236,6 +248,8 @@ def probe_metrics(model: LatentClassModel, feats: dict, data: dict, tau: float, 
     return {
         "probe_r2_f": float(r2_f.mean()),
         "probe_r2_g": float(r2_g.mean()),
+        # the elbow's headline curve: the mean of the two probe R²
+        "alignment_quality": float((r2_f.mean() + r2_g.mean()) / 2),
         "probe_r2_f_per_class": r2_f.tolist(),
         "probe_r2_g_per_class": r2_g.tolist(),
         "cancorr_g": cc_g.tolist(),
@@ -310,23 +324,17 @@ def run_design(lcgm: dict, output) -> dict:
 def run_probe(lcgm: dict, tau: float, dim: int, seed: int, model_path, pairs_path, output) -> dict:
     """The ``probe_lcgm`` rule: probes and held-out excess of one trained model, plus the learned
     features of the first ``lcgm.n_feature_plot`` probe-test points (for the 2-D view)."""
-    from .encoders import embed, load_model
+    from .encoders import load_model
     from .runtime import atomic_path
 
     model = LatentClassModel.from_config(lcgm)
     data = dict(np.load(pairs_path))
-    towers = load_model(model_path)
-    feats = {}
-    for split in ("fit", "test"):
-        feats[f"f_{split}"], feats[f"g_{split}"] = embed(
-            towers, data[f"x_{split}"], data[f"y_{split}"]
-        )
+    feats = features(load_model(model_path), data)
     metrics = {
         "D": dim,
         "seed": seed,
         **probe_metrics(model, feats, data, tau, lcgm["n_candidates"]),
     }
-    metrics["alignment_quality"] = 0.5 * (metrics["probe_r2_f"] + metrics["probe_r2_g"])
     log.info(
         "R² f %.4f, R² g %.4f, cc capture g %.4f, held-out excess %.4e",
         metrics["probe_r2_f"],

@@ -52,7 +52,7 @@ def _model(dataset: str, params: dict):
 
 
 def _draw(model, n, rng):
-    """(x, y) pairs from the joint; a second independent draw supplies the marginal samples."""
+    """n joint pairs (x, y); each call is independent of the others."""
     x, y, _ = model.sample(n, rng)
     return x, y
 
@@ -111,15 +111,14 @@ def local_slopes(logt: np.ndarray, logp: np.ndarray, halfwidth: float) -> np.nda
     """Slope at each grid point over the points within ``halfwidth`` decades (rows: replicates).
     NaN where the window has fewer than 3 finite points."""
     logp = np.atleast_2d(logp)
+    finite = np.isfinite(logp)
+    filled = np.where(finite, logp, 0.0)  # the fits below only read finite columns
     out = np.full(logp.shape, np.nan)
     for i, lt in enumerate(logt):
         mask = np.abs(logt - lt) <= halfwidth * math.log(10) + 1e-12
-        finite = np.all(np.isfinite(logp[:, mask]), axis=0)
-        cols = np.flatnonzero(mask)[finite]
-        if cols.size >= 3:
-            sub = np.zeros_like(mask)
-            sub[cols] = True
-            out[:, i] = _fit_rows(logt, np.where(np.isfinite(logp), logp, 0.0), sub)
+        mask &= finite.all(axis=0)
+        if mask.sum() >= 3:
+            out[:, i] = _fit_rows(logt, filled, mask)
     return out
 
 
@@ -280,7 +279,7 @@ def gmm_asymptotics(mix: GaussianMixture) -> dict:
         def hp_v(v, s=sign):
             return _h_prime(mix, s * kx * v) * kx
 
-        upper = 40.0 * mix.sigma_x / 1.0 + abs(mix.mu_x) * 2
+        upper = 40.0 * mix.sigma_x + 2 * abs(mix.mu_x)
         c_a += _side_constant(f_v, h_v, hp_v, fa0, upper) + fa0 * math.log(h_inf)
     c_a /= alpha
 

@@ -35,6 +35,26 @@ def _save(fig, path) -> None:
     plt.close(fig)
 
 
+def _read_json(paths) -> list[dict]:
+    out = []
+    for path in paths:
+        with open(path, encoding="utf-8") as fh:
+            out.append(json.load(fh))
+    return out
+
+
+def _mean_sd(ax, x, table, mean_col, sd_col, fmt, **kw) -> None:
+    """Mean over seeds with ± sd error bars (a single seed has no sd: no bar)."""
+    ax.errorbar(x, table[mean_col], yerr=table[sd_col].fillna(0), fmt=fmt, capsize=3, **kw)
+
+
+def _dim_axis(ax, dims) -> None:
+    """A log2 axis of representation dimensions, ticked at the D of the table."""
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(dims, [str(d) for d in dims])
+    ax.set_xlabel("representation dimension D")
+
+
 def plot_spectrum(eigenvalues_csv, spectrum_csv, path) -> None:
     eig = pd.read_csv(eigenvalues_csv)
     spec = pd.read_csv(spectrum_csv)
@@ -70,13 +90,14 @@ def plot_excess(table1_csv, path) -> None:
             ax.semilogy(t["D"], t[col], style, color=color, label=label)
         for suffix, color in zip(suffixes, ("#9467bd", COLORS["samples"]), strict=False):
             name = suffix.lstrip("_") or "default objective"
-            ax.errorbar(
+            _mean_sd(
+                ax,
                 t["D"],
-                t[f"mlp_excess_risk_mean{suffix}"],
-                yerr=t[f"mlp_excess_risk_sd{suffix}"].fillna(0),
-                fmt="s-",
+                t,
+                f"mlp_excess_risk_mean{suffix}",
+                f"mlp_excess_risk_sd{suffix}",
+                "s-",
                 color=color,
-                capsize=3,
                 label=f"MLP, {name} (ours)",
             )
         ax.semilogy(
@@ -89,9 +110,7 @@ def plot_excess(table1_csv, path) -> None:
             color=COLORS["paper"],
             label="truncation (paper)",
         )
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(t["D"], [str(d) for d in t["D"]])
-        ax.set_xlabel("representation dimension D")
+        _dim_axis(ax, t["D"])
         ax.set_ylabel("contrastive excess risk L(s) − L*")
         ax.set_title("Excess risk versus D")
         ax.legend(fontsize=8, ncol=2)
@@ -99,7 +118,7 @@ def plot_excess(table1_csv, path) -> None:
 
 
 def plot_training_curves(metrics_paths, path) -> None:
-    runs = [json.loads(open(p, encoding="utf-8").read()) for p in metrics_paths]
+    runs = _read_json(metrics_paths)
     objectives = sorted({r["objective"] for r in runs})
     dims = sorted({r["D"] for r in runs})
     first_seed = min(r["seed"] for r in runs)  # one legend entry per D
@@ -162,15 +181,7 @@ def plot_lcgm_probes(table_csv, elbow_csv, path) -> None:
             ("probe_r2_g", "s-", COLORS["samples"], "R²: g(y) → log p(z|y)/π"),
             ("cc_capture_g", "^:", COLORS["floor"], "Σρ²/K: g(y) vs log-ratios"),
         ):
-            ax.errorbar(
-                t["D"],
-                t[f"{col}_mean"],
-                yerr=t[f"{col}_sd"].fillna(0),
-                fmt=marker,
-                color=color,
-                capsize=3,
-                label=label,
-            )
+            _mean_sd(ax, t["D"], t, f"{col}_mean", f"{col}_sd", marker, color=color, label=label)
         for col, marker, label in (
             ("paper_probe_r2_f", "x", "paper: R², f"),
             ("paper_probe_r2_g", "+", "paper: R², g"),
@@ -184,13 +195,8 @@ def plot_lcgm_probes(table_csv, elbow_csv, path) -> None:
         ax.set_ylim(0, 1.02)
         ax.set_title("LCGM: probes versus D")
         ax.legend(fontsize=7, loc="lower right")
-        ax2.errorbar(
-            t["D"],
-            t["heldout_excess_mean"],
-            yerr=t["heldout_excess_sd"].fillna(0),
-            fmt="o-",
-            color=COLORS["ours"],
-            capsize=3,
+        _mean_sd(
+            ax2, t["D"], t, "heldout_excess_mean", "heldout_excess_sd", "o-", color=COLORS["ours"]
         )
         ax2.axvline(k, color="grey", ls="--", lw=1)
         if (t["heldout_excess_mean"] > 0).all():
@@ -206,7 +212,7 @@ def plot_lcgm_probes(table_csv, elbow_csv, path) -> None:
 def plot_lcgm_cancorr(probe_paths, k: int, path) -> None:
     """The canonical correlations between g(y) and the K true log-ratio functions, per D (mean
     over seeds of the i-th largest)."""
-    runs = [json.loads(open(p, encoding="utf-8").read()) for p in probe_paths]
+    runs = _read_json(probe_paths)
     dims = sorted({r["D"] for r in runs})
     cmap = plt.get_cmap("viridis")
     with plt.rc_context(STYLE):
@@ -391,19 +397,18 @@ def plot_cosine(table_csv, path) -> None:
             ("mlp_l2_distance", ax2, "squared L2 distance to PMI (self-normalised)"),
         ):
             for score in scores:
-                a.errorbar(
+                _mean_sd(
+                    a,
                     t["D"],
-                    t[f"{metric}_mean_{score}"],
-                    yerr=t[f"{metric}_sd_{score}"].fillna(0),
-                    fmt="o-",
+                    t,
+                    f"{metric}_mean_{score}",
+                    f"{metric}_sd_{score}",
+                    "o-",
                     color=colors.get(score, "grey"),
-                    capsize=3,
                     label=f"{score} score",
                 )
             a.set_yscale("log")
-            a.set_xscale("log", base=2)
-            a.set_xticks(t["D"], [str(d) for d in t["D"]])
-            a.set_xlabel("representation dimension D")
+            _dim_axis(a, t["D"])
             a.set_ylabel(ylabel)
         ax.semilogy(
             t["D"],

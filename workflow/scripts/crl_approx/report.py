@@ -52,11 +52,25 @@ def verdict(ours, paper, digits: int = 4) -> tuple[str, str]:
     return "differs", "differs"
 
 
+def fmt_sd(value) -> str:
+    """A standard deviation beside a mean printed by :func:`fmt` (2 significant digits)."""
+    return fmt(value, 2)
+
+
+def mean_sd(mean, sd, show=fmt, show_sd=None) -> str:
+    """``mean ± sd``, each printed by ``show`` (the sd by ``show_sd`` if given); no ± part when
+    the sd is missing (a single seed)."""
+    text = show(mean)
+    if sd is not None and math.isfinite(sd):
+        text += f" ± {(show_sd or show)(sd)}"
+    return text
+
+
 def cell(ours, paper, sd=None) -> dict:
     label, css = verdict(ours, paper)
     ratio = ours / paper if paper and ours is not None and math.isfinite(ours) else None
     return {
-        "ours": fmt(ours) + (f" ± {fmt(sd, 2)}" if sd is not None and math.isfinite(sd) else ""),
+        "ours": mean_sd(ours, sd, fmt, fmt_sd),
         "paper": fmt(paper),
         "ratio": f"{ratio:.3f}" if ratio is not None and math.isfinite(ratio) else "—",
         "verdict": label,
@@ -189,8 +203,7 @@ def lcgm_context(table_csv, elbow_csv, design_json, paper: dict) -> dict:
         design = json.load(fh)
 
     def pm(r, col, f="{:.4f}"):
-        mean, sd = _num(r, f"{col}_mean"), _num(r, f"{col}_sd")
-        return f.format(mean) + (f" ± {f.format(sd)}" if sd is not None else "")
+        return mean_sd(_num(r, f"{col}_mean"), _num(r, f"{col}_sd"), f.format)
 
     rows = []
     for _, r in t.iterrows():
@@ -215,7 +228,7 @@ def lcgm_context(table_csv, elbow_csv, design_json, paper: dict) -> dict:
             comparison.append(
                 {
                     "probe": label,
-                    "ours": f"{ours:.4f}" + (f" ± {sd:.4f}" if sd is not None else ""),
+                    "ours": mean_sd(ours, sd, "{:.4f}".format),
                     "paper": "—" if theirs is None else f"{theirs:g}",
                     "diff": "—" if theirs is None else f"{ours - theirs:+.4f}",
                     "verdict": text,
@@ -314,8 +327,7 @@ def cosine_context(table_csv) -> dict:
     for _, r in t.iterrows():
 
         def pm(col, r=r):
-            mean, sd = _num(r, f"{col}"), _num(r, col.replace("_mean_", "_sd_"))
-            return fmt(mean) + (f" ± {fmt(sd, 2)}" if sd is not None else "")
+            return mean_sd(_num(r, col), _num(r, col.replace("_mean_", "_sd_")), fmt, fmt_sd)
 
         rows.append(
             {
