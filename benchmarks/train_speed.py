@@ -1,214 +1,203 @@
-"""Training-loop speed: our loop versus a plain PyTorch DataLoader loop, measured side by side.
+"""Training speed, measured side by side in one run: the workflow's batched step against a plain
+DataLoader loop and against the machine's matmul peak, plus the per-job start-up.
 
-Trains the paper's model (two 3-layer ReLU MLPs of width 128, output D, batch 512, AdamW) for one
-epoch over the same pairs three ways, in one process with one thread count:
+For each of the two heaviest cells of the default run — the Gaussian mixture at D = 8 with the
+``samples`` objective (input dimension 1) and the LCGM at D = 8 (input dimension 16) — it trains
+for one epoch of the paper's protocol (100k pairs, batch 512, two 3-layer ReLU MLPs of width 128,
+AdamW, cosine schedule):
 
-  dataloader  TensorDataset + DataLoader(shuffle=True), loss.item() each step (the common idiom);
-  ours        crl_approx.encoders: tensors resident, one permutation per epoch, contiguous slices,
-              no per-step host sync (the loop the train_encoder rule runs);
-  batched     R independent models (e.g. R seeds) stacked into one model with bmm, trained at once;
-              counted in model-samples/s (R × samples/s). Not used by the workflow, which runs one
-              job per (D, seed) for the DAG's sake; shown as what the hardware allows.
+  dataloader  one model; TensorDataset + DataLoader(shuffle=True), cross-entropy, torch.optim.AdamW
+              with CosineAnnealingLR, loss.item() each step (the common idiom);
+  workflow    R seeds as one stacked model (crl_approx.training: the train_encoder rule's loop),
+              counted in model-samples/s (R × pairs/s).
 
-and measures the machine's float32 matmul peak (a large square matmul, same thread count) to turn
-the achieved FLOP rate into a fraction of it. Prints a table; asserts nothing (timings are noisy).
+and measures the float32 matmul peak (a 2048³ matmul) at the same thread count, to turn the step's
+GEMM FLOPs into a fraction of it. Then, in fresh interpreters, the start-up a job pays before its
+first step: ``import torch``, our trainer's imports, and what constructing a torch.optim optimizer
+adds (it imports torch._dynamo, which the trainer avoids). Prints tables; asserts nothing.
 
-    python3 benchmarks/train_speed.py [--n 100000] [--dim 8] [--threads 2] [--replicas 3]
+    python3 benchmarks/train_speed.py [--threads 1] [--replicas 3] [--n 100000] [--repeats 2]
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch.nn import functional as F
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow" / "scripts"))
+SCRIPTS = Path(__file__).resolve().parents[1] / "workflow" / "scripts"
+sys.path.insert(0, str(SCRIPTS))
 
-from crl_approx.data import gmm_pairs
-from crl_approx.encoders import TwoTower, infonce_batch, make_optimizer, samples_epoch
+from crl_approx import training  # noqa: E402
+from crl_approx.towers import build_model  # noqa: E402
 
 TAU = 0.5
-GMM = {"mu_x": 1.2, "sigma_x": 1.0, "mu_y": 1.2, "sigma_y": 1.0, "prior": 0.5}
+TRAIN = {"width": 128, "depth": 3, "lr": 1e-3, "weight_decay": 1e-4, "schedule": "cosine"}
 
 
-def flops_per_step(batch: int, width: int, dim: int, d_in: int = 1) -> float:
-    """Forward + backward FLOPs of one step (backward ≈ 2 × forward), counting matmuls only."""
+def flops_per_step(batch: int, width: int, dim: int, d_in: int) -> float:
+    """Matmul FLOPs of one step of one model: forward + backward ≈ 3 × forward (the first layer's
+    input gradient is not needed, which this slightly over-counts for d_in > 1)."""
     tower = 2 * batch * (d_in * width + width * width + width * dim)
     scores = 2 * batch * batch * dim
     return 3.0 * (2 * tower + scores)
 
 
-def matmul_rate(m: int, k: int, n: int, reps: int = 5, inner: int = 1) -> float:
+def matmul_rate(m: int, k: int, n: int, reps: int = 5) -> float:
     """Best float32 GFLOP/s of an (m × k) @ (k × n) matmul at the current thread count."""
-    a = torch.randn(m, k)
-    b = torch.randn(k, n)
+    a, b = torch.randn(m, k), torch.randn(k, n)
     torch.mm(a, b)
-    best = float("inf")
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            torch.mm(a, b)
-        best = min(best, (time.perf_counter() - t0) / inner)
+    best = min(_timed(lambda: torch.mm(a, b)) for _ in range(reps))
     return 2 * m * k * n / best / 1e9
 
 
-TRAIN = {"lr": 1e-3, "weight_decay": 1e-4, "schedule": "cosine"}
+def _timed(fn) -> float:
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
 
 
-def make_model(dim, width, seed=0):
-    """The paper's model with the trainer's own optimizer and schedule."""
-    torch.manual_seed(seed)
-    model = TwoTower(1, 1, dim, width, 3)
-    opt, sched = make_optimizer(model, TRAIN, 10_000)
-    return model, opt, sched
+class PlainTwoTower(torch.nn.Module):
+    """One model as nn.Sequential towers: the baseline everyone writes first."""
+
+    def __init__(self, d_in: int, dim: int, width: int):
+        super().__init__()
+
+        def tower():
+            return torch.nn.Sequential(
+                torch.nn.Linear(d_in, width),
+                torch.nn.ReLU(),
+                torch.nn.Linear(width, width),
+                torch.nn.ReLU(),
+                torch.nn.Linear(width, dim),
+            )
+
+        self.f, self.g = tower(), tower()
+
+    def loss(self, x, y):
+        s = self.f(x) @ self.g(y).T / TAU
+        return TAU * F.cross_entropy(s, torch.arange(x.shape[0]))
 
 
-def epoch_dataloader(x, y, dim, width, batch):
-    model, opt, sched = make_model(dim, width)
+def epoch_dataloader(x, y, dim, batch):
+    torch.manual_seed(0)
+    model = PlainTwoTower(x.shape[1], dim, TRAIN["width"])
+    opt = torch.optim.AdamW(model.parameters(), lr=TRAIN["lr"], weight_decay=TRAIN["weight_decay"])
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=10_000)
     loader = torch.utils.data.DataLoader(
         torch.utils.data.TensorDataset(x, y), batch_size=batch, shuffle=True, drop_last=True
     )
     t0 = time.perf_counter()
     steps = 0
     for xb, yb in loader:
-        loss = infonce_batch(model, xb, yb, TAU)
+        loss = model.loss(xb, yb)
         opt.zero_grad()
         loss.backward()
         opt.step()
         sched.step()
         loss.item()
         steps += 1
-    return time.perf_counter() - t0, steps
+    return time.perf_counter() - t0, steps, 1
 
 
-def epoch_ours(x, y, dim, width, batch):
-    """The train_encoder rule's own epoch (crl_approx.encoders.samples_epoch)."""
-    model, opt, sched = make_model(dim, width)
-    gen = torch.Generator().manual_seed(0)
+def epoch_workflow(xs, ys, dim, batch, seeds):
+    """One epoch of the train_encoder rule's own loop on R stacked seeds."""
+    model = build_model(seeds, xs.shape[2], ys.shape[2], dim, TRAIN)
+    opt = training.make_optimizer(model, TRAIN, 10_000)
+    gens = [torch.Generator().manual_seed(s) for s in seeds]
     t0 = time.perf_counter()
-    float(samples_epoch(model, opt, sched, x, y, batch, TAU, gen))
-    return time.perf_counter() - t0, x.shape[0] // batch
+    perms = training.epoch_permutations(gens, xs.shape[1], xs.device)
+    xb, yb = training.as_batches(xs, perms, batch), training.as_batches(ys, perms, batch)
+    training.samples_epoch(model, opt, xb, yb, TAU).tolist()  # the epoch's one host sync
+    return time.perf_counter() - t0, xb.shape[0], len(seeds)
 
 
-class BatchedTwoTower(torch.nn.Module):
-    """R independent two-tower models as stacked weights: one bmm per layer for all of them."""
-
-    def __init__(self, replicas, dim, width):
-        super().__init__()
-        shapes = [(1, width), (width, width), (width, dim)]
-
-        def tower():
-            ws = torch.nn.ParameterList()
-            for fan_in, fan_out in shapes:
-                bound = fan_in**-0.5
-                ws.append(
-                    torch.nn.Parameter(
-                        torch.empty(replicas, fan_in, fan_out).uniform_(-bound, bound)
-                    )
-                )
-                ws.append(
-                    torch.nn.Parameter(torch.empty(replicas, 1, fan_out).uniform_(-bound, bound))
-                )
-            return ws
-
-        self.f, self.g = tower(), tower()
-
-    @staticmethod
-    def _run(ws, h):
-        for i in range(0, len(ws), 2):
-            h = torch.baddbmm(ws[i + 1], h, ws[i])
-            if i < len(ws) - 2:
-                h = torch.relu(h)
-        return h
-
-    def loss(self, x, y):
-        s = torch.bmm(self._run(self.f, x), self._run(self.g, y).transpose(1, 2)) / TAU
-        r, b, _ = s.shape
-        target = torch.arange(b).repeat(r)
-        return TAU * F.cross_entropy(s.reshape(r * b, b), target, reduction="sum") / b
-
-
-def epoch_batched(x, y, dim, width, batch, replicas):
-    torch.manual_seed(0)
-    model = BatchedTwoTower(replicas, dim, width)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=1e-4, fused=True)
-    t0 = time.perf_counter()
-    n_batches = x.shape[0] // batch
-    # each replica sees its own permutation of the data (as separate seeds would)
-    perms = torch.stack([torch.randperm(x.shape[0]) for _ in range(replicas)])
-    xp, yp = x[perms], y[perms]  # (R, n, 1)
-    total = torch.zeros(())
-    for b in range(n_batches):
-        sl = slice(b * batch, (b + 1) * batch)
-        loss = model.loss(xp[:, sl], yp[:, sl])
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        total += loss.detach()
-    float(total)
-    return time.perf_counter() - t0, n_batches
+def startup(threads: int) -> dict[str, float]:
+    """Seconds a fresh interpreter spends on each job's imports (best of 3)."""
+    snippets = {
+        "python alone": "pass",
+        "import torch": "import torch",
+        "trainer imports (crl_approx.training)": "from crl_approx import training",
+        "torch.optim.AdamW(...) on top": (
+            "from crl_approx import training; import torch; "
+            "torch.optim.AdamW([torch.zeros(1, requires_grad=True)])"
+        ),
+    }
+    out = {}
+    for name, code in snippets.items():
+        cmd = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(SCRIPTS)!r}); {code}"]
+        env = {"OMP_NUM_THREADS": str(threads), "PATH": "/usr/bin:/bin"}
+        out[name] = min(
+            _timed(lambda c=cmd, e=env: subprocess.run(c, check=True, env=e)) for _ in range(3)
+        )
+    return out
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=100_000)
     ap.add_argument("--dim", type=int, default=8)
-    ap.add_argument("--width", type=int, default=128)
     ap.add_argument("--batch", type=int, default=512)
-    ap.add_argument("--threads", type=int, default=torch.get_num_threads())
-    ap.add_argument("--replicas", type=int, default=3)
-    ap.add_argument("--flush-denormal", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=1, help="the train_encoder rule's threads: 1")
+    ap.add_argument("--replicas", type=int, default=3, help="seeds per job (config seeds: 3)")
     ap.add_argument("--repeats", type=int, default=2, help="epochs per loop; the best is kept")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
-    torch.set_flush_denormal(bool(args.flush_denormal))  # the trainer flushes (seed_everything)
-    pairs = gmm_pairs({**GMM, "n_train": args.n, "n_val": 1}, 0)
-    x = torch.as_tensor(pairs["x_train"], dtype=torch.float32)
-    y = torch.as_tensor(pairs["y_train"], dtype=torch.float32)
+    torch.set_flush_denormal(True)  # as the trainer does
+    from crl_approx.data import gmm_pairs, lcgm_pairs
 
+    gmm = {"mu_x": 1.2, "sigma_x": 1.0, "mu_y": 1.2, "sigma_y": 1.0, "prior": 0.5}
+    lcgm = {"K": 8, "d_x": 16, "d_y": 16, "prior": "uniform", "mean_x": 6.0, "sigma_x": 0.9}
+    lcgm |= {"mean_y": 3.5, "sigma_y": 1.0, "design_seed": 2610}
+    seeds = list(range(args.replicas))
+    cells = {
+        "gmm D=8 samples": [gmm_pairs(gmm | {"n_train": args.n, "n_val": 1}, s) for s in seeds],
+        "lcgm D=8": [
+            lcgm_pairs(
+                lcgm | {"n_train": args.n, "n_val": 1, "n_probe_fit": 1, "n_probe_test": 1}, s
+            )
+            for s in seeds
+        ],
+    }
     peak = matmul_rate(2048, 2048, 2048)
-    # the model's largest GEMM, alone: an upper bound for any loop over this model
-    layer = matmul_rate(args.batch, args.width, args.width, reps=20, inner=50)
-    step_flops = flops_per_step(args.batch, args.width, args.dim)
-    results = {}
-    for name, fn in (
-        ("dataloader", lambda: epoch_dataloader(x, y, args.dim, args.width, args.batch)),
-        ("ours", lambda: epoch_ours(x, y, args.dim, args.width, args.batch)),
-        (
-            f"batched x{args.replicas}",
-            lambda: epoch_batched(x, y, args.dim, args.width, args.batch, args.replicas),
-        ),
-    ):
-        fn()  # warm-up (allocator, lazy imports)
-        best = min(fn() for _ in range(args.repeats))
-        models = args.replicas if name.startswith("batched") else 1
-        seconds, steps = best
-        results[name] = (
-            seconds,
-            steps * args.batch * models / seconds,
-            steps * step_flops * models,
-        )
-
-    print(f"device cpu, threads {args.threads}, n {args.n}, D {args.dim}, batch {args.batch}")
-    print(f"float32 matmul peak (2048^3, same threads): {peak:.1f} GFLOP/s")
     print(
-        f"the model's hidden-layer GEMM alone ({args.batch}x{args.width}x{args.width}): "
-        f"{layer:.1f} GFLOP/s = {layer / peak:.0%} of peak"
+        f"device cpu, threads {args.threads}, {args.replicas} seeds per job, n {args.n}, "
+        f"batch {args.batch}, D {args.dim}"
     )
+    print(f"float32 matmul peak (2048^3, {args.threads} thread(s)): {peak:.1f} GFLOP/s\n")
     print(
-        f"{'loop':<14}{'s/epoch':>9}{'model-samples/s':>17}{'GFLOP/s':>9}{'of peak':>9}{'vs DL':>7}"
+        f"{'cell':<17}{'loop':<11}{'s/epoch':>9}{'model-samples/s':>17}{'GFLOP/s':>9}"
+        f"{'of peak':>9}{'vs DL':>7}"
     )
-    base = results["dataloader"][1]
-    for name, (seconds, rate, flops) in results.items():
-        gflops = flops / seconds / 1e9
-        print(
-            f"{name:<14}{seconds:>9.3f}{rate:>17,.0f}{gflops:>9.1f}"
-            f"{gflops / peak:>9.1%}{rate / base:>7.2f}"
-        )
+    for name, pairs in cells.items():
+        xs = torch.as_tensor(np.stack([p["x_train"] for p in pairs]), dtype=torch.float32)
+        ys = torch.as_tensor(np.stack([p["y_train"] for p in pairs]), dtype=torch.float32)
+        d_in = xs.shape[2]
+        step_flops = flops_per_step(args.batch, TRAIN["width"], args.dim, d_in)
+        loops = {
+            "dataloader": lambda x=xs, y=ys: epoch_dataloader(x[0], y[0], args.dim, args.batch),
+            "workflow": lambda x=xs, y=ys: epoch_workflow(x, y, args.dim, args.batch, seeds),
+        }
+        rates = {}
+        for loop, fn in loops.items():
+            fn()  # warm-up (allocator, lazy imports)
+            seconds, steps, models = min(fn() for _ in range(args.repeats))
+            rate = steps * args.batch * models / seconds
+            gflops = steps * step_flops * models / seconds / 1e9
+            rates[loop] = rate
+            print(
+                f"{name:<17}{loop:<11}{seconds:>9.3f}{rate:>17,.0f}{gflops:>9.1f}"
+                f"{gflops / peak:>9.1%}{rate / rates['dataloader']:>7.2f}"
+            )
+    print("\nper-job start-up in a fresh interpreter (best of 3):")
+    for name, seconds in startup(args.threads).items():
+        print(f"  {name:<40}{seconds:>6.2f} s")
 
 
 if __name__ == "__main__":

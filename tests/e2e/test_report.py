@@ -157,3 +157,26 @@ def test_snakemake_report_bundles_the_figures(smoke_run, tmp_path):
     ):
         assert any(n.endswith(fig) for n in names), fig
     assert any(n.endswith("index.html") for n in names)
+
+
+@pytest.mark.parametrize(
+    "override", ["noise={'window': [0.0001, 0.01]}", "noise={'ci_level': 0.9}"]
+)
+def test_changing_the_noise_fit_reruns_the_assembly_and_no_monte_carlo(smoke_run, override):
+    """The fit settings are the assembly's params only: the 10^7-draw Monte Carlo stays."""
+    jobs = job_counts(dry_run(smoke_run, "--config", override))
+    assert jobs == {
+        "assemble_noise": 1,
+        "calibration": 1,  # reads the noise table (the rate exponent beside its κ̂)
+        "plot_noise_exponent": 1,
+        "plot_calibration": 1,
+        "build_report": 1,
+        "all": 1,
+    }
+
+
+def test_changing_the_monte_carlo_reruns_its_draws(smoke_run):
+    """The contrapositive: a sampling key (draws per seed) does rerun every Monte Carlo."""
+    jobs = job_counts(dry_run(smoke_run, "--config", "noise={'n_samples': 60000}"))
+    assert jobs["noise_exponent"] == SMOKE_JOBS["noise_exponent"]
+    assert jobs["assemble_noise"] == 1

@@ -7,7 +7,6 @@ from scipy.special import logsumexp
 from scipy.stats import multivariate_normal
 
 from crl_approx.data import lcgm_pairs, stream
-from crl_approx.encoders import train_lcgm
 from crl_approx.lcgm import (
     LatentClassModel,
     canonical_correlations,
@@ -19,6 +18,7 @@ from crl_approx.lcgm import (
     probe_metrics,
     probe_r2,
 )
+from crl_approx.training import train_lcgm
 
 BASE = {
     "prior": "uniform",
@@ -139,12 +139,12 @@ def k4_sweep():
     model = LatentClassModel.from_config(SMALL)
     dims = [1, 2, 3, 4, 5, 6, 8]
     out = {}
-    for seed in (0, 1):
-        data = lcgm_pairs(SMALL, seed)
-        for dim in dims:
-            towers, _, _ = train_lcgm(SMALL, train, 0.5, dim, seed, 2, data)
-            feats = features(towers, data)
-            out[dim, seed] = probe_metrics(model, feats, data, 0.5, 1024)
+    data = [lcgm_pairs(SMALL, seed) for seed in (0, 1)]
+    for dim in dims:
+        towers, _, _ = train_lcgm(SMALL, train, 0.5, dim, [0, 1], 1, data)  # both seeds at once
+        for r, seed in enumerate((0, 1)):
+            feats = features(towers.replica(r), data[r])
+            out[dim, seed] = probe_metrics(model, feats, data[r], 0.5, 1024)
     return dims, out
 
 

@@ -76,12 +76,28 @@ def train_params(wildcards):
 
 
 def encoder_inputs(wildcards):
-    """Sampled pairs for the samples objective; the population objective needs none."""
+    """Every seed's sampled pairs for the samples objective; the population objective needs
+    none."""
     if wildcards.objective == "samples":
         return {
-            "pairs": f"results/data/{wildcards.dataset}/seed~{wildcards.seed}/pairs.npz"
+            "pairs": expand(
+                "results/data/{dataset}/seed~{seed}/pairs.npz",
+                dataset=wildcards.dataset,
+                seed=config["seeds"],
+            )
         }
     return {}
+
+
+def seed_files(name):
+    """One file per seed of a training cell (the cell's wildcards stay open): a job writes one
+    sub-folder per seed."""
+    return expand(
+        "results/encoders/{dataset}/objective~{objective}/score~{score}/dim~{dim}/seed~{seed}/{name}",
+        seed=config["seeds"],
+        name=name,
+        allow_missing=True,
+    )
 
 
 def lcgm_probes():
@@ -133,6 +149,21 @@ def encoder_files(dataset, runs, name):
         for d in config[dataset]["dims"]
         for seed in config["seeds"]
     ]
+
+
+#: the noise keys the Monte Carlo itself depends on (the rest are the assembly's fit settings)
+NOISE_SAMPLING_KEYS = (
+    "scheme",
+    "n_samples",
+    "chunk",
+    "t_min",
+    "t_max",
+    "points_per_decade",
+)
+
+
+def noise_sampling_params():
+    return {key: config["noise"][key] for key in NOISE_SAMPLING_KEYS}
 
 
 def noise_files(name):

@@ -1,5 +1,5 @@
-# Sampled datasets (Experiments 1 and 3), two-tower encoders per (dataset, objective, score, D,
-# seed), and the assembled Table 1.
+# Sampled datasets (Experiments 1 and 3), two-tower encoders per (dataset, objective, score, D)
+# with every seed of a cell in one job, and the assembled Table 1.
 
 
 rule make_dataset:
@@ -22,21 +22,23 @@ rule make_dataset:
 
 
 # The GPU tag: profiles map `gpu` to a cluster GPU request (profiles/slurm) or to a local card limit
-# (profiles/local-gpu). The code uses CUDA when a GPU is visible and the job's threads on CPU.
+# (profiles/local-gpu). The code uses CUDA when a GPU is visible (one card per concurrent job, see
+# crl_approx/gpu_slots.py) and the job's thread on CPU. One job trains every seed of one
+# (dataset, objective, score, D) cell as one stacked model and writes each seed's files.
 rule train_encoder:
     input:
         unpack(encoder_inputs),
     output:
-        model="results/encoders/{dataset}/objective~{objective}/score~{score}/dim~{dim}/seed~{seed}/model.pt",
-        metrics="results/encoders/{dataset}/objective~{objective}/score~{score}/dim~{dim}/seed~{seed}/metrics.json",
-        checkpoints="results/encoders/{dataset}/objective~{objective}/score~{score}/dim~{dim}/seed~{seed}/checkpoints.npz",
+        model=seed_files("model.pt"),
+        metrics=seed_files("metrics.json"),
+        checkpoints=seed_files("checkpoints.npz"),
     log:
-        "logs/train_encoder/{dataset}/objective~{objective}/score~{score}/dim~{dim}/seed~{seed}.log",
+        "logs/train_encoder/{dataset}/objective~{objective}/score~{score}/dim~{dim}.log",
     benchmark:
-        "benchmarks/train_encoder/{dataset}/objective~{objective}/score~{score}/dim~{dim}/seed~{seed}.tsv"
+        "benchmarks/train_encoder/{dataset}/objective~{objective}/score~{score}/dim~{dim}.tsv"
     conda:
         "../../envs/torch.yaml"
-    threads: 2
+    threads: 1
     resources:
         gpu=1,
         mem_mb=4000,
@@ -45,6 +47,7 @@ rule train_encoder:
         data=training_data_params,
         train=train_params,
         tau=lookup(dpath="tau", within=config),
+        seeds=lookup(dpath="seeds", within=config),
     script:
         "../scripts/train_encoder.py"
 

@@ -22,17 +22,27 @@ rule lcgm_design:
         "../scripts/lcgm_design.py"
 
 
+# One job per D probes every seed's model (loading torch and the towers once).
 rule probe_lcgm:
     input:
-        model="results/encoders/lcgm/objective~samples/score~{score}/dim~{dim}/seed~{seed}/model.pt",
-        pairs="results/data/lcgm/seed~{seed}/pairs.npz",
+        models=expand(
+            "results/encoders/lcgm/objective~samples/score~{{score}}/dim~{{dim}}/seed~{seed}/model.pt",
+            seed=config["seeds"],
+        ),
+        pairs=expand("results/data/lcgm/seed~{seed}/pairs.npz", seed=config["seeds"]),
     output:
-        probes="results/lcgm/score~{score}/dim~{dim}/seed~{seed}/probes.json",
-        features="results/lcgm/score~{score}/dim~{dim}/seed~{seed}/features.npz",
+        probes=expand(
+            "results/lcgm/score~{{score}}/dim~{{dim}}/seed~{seed}/probes.json",
+            seed=config["seeds"],
+        ),
+        features=expand(
+            "results/lcgm/score~{{score}}/dim~{{dim}}/seed~{seed}/features.npz",
+            seed=config["seeds"],
+        ),
     log:
-        "logs/probe_lcgm/score~{score}/dim~{dim}/seed~{seed}.log",
+        "logs/probe_lcgm/score~{score}/dim~{dim}.log",
     benchmark:
-        "benchmarks/probe_lcgm/score~{score}/dim~{dim}/seed~{seed}.tsv"
+        "benchmarks/probe_lcgm/score~{score}/dim~{dim}.tsv"
     conda:
         "../../envs/torch.yaml"
     threads: 1
@@ -42,6 +52,7 @@ rule probe_lcgm:
     params:
         lcgm=lcgm_params("n_candidates", "n_feature_plot"),
         tau=lookup(dpath="tau", within=config),
+        seeds=lookup(dpath="seeds", within=config),
     script:
         "../scripts/probe_lcgm.py"
 

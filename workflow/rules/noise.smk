@@ -2,10 +2,11 @@
 # (retrieval excess against contrastive excess) and the cosine-score ablation.
 
 
+# The Monte Carlo writes only counts on the t grid; every fit (window, bootstrap, local slopes,
+# asymptotics) is assemble_noise's, so changing noise.window or noise.ci_level reruns no draws.
 rule noise_exponent:
     output:
-        curve="results/noise/{dataset}/seed~{seed}/curve.csv",
-        fit="results/noise/{dataset}/seed~{seed}/fit.json",
+        counts="results/noise/{dataset}/seed~{seed}/counts.json",
     log:
         "logs/noise_exponent/{dataset}/seed~{seed}.log",
     benchmark:
@@ -18,15 +19,14 @@ rule noise_exponent:
         runtime="30m",
     params:
         data=lambda wc: gmm_params() if wc.dataset == "gmm" else lcgm_params(),
-        noise=lookup(dpath="noise", within=config),
+        noise=noise_sampling_params(),
     script:
         "../scripts/noise_exponent.py"
 
 
 rule assemble_noise:
     input:
-        fits=noise_files("fit.json"),
-        curves=noise_files("curve.csv"),
+        counts=noise_files("counts.json"),
         paper=repo_path("workflow", "resources", "paper_values.yaml"),
     output:
         table="results/tables/noise_exponent.csv",

@@ -7,8 +7,7 @@ with rule_logging(smk):
     from crl_approx import noise  # imported inside, so the log times the imports too
 
     noise.run_assemble(
-        smk.input.fits,
-        smk.input.curves,
+        smk.input.counts,
         smk.params.datasets,
         smk.params.gmm,
         smk.params.noise,

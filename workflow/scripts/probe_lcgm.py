@@ -1,4 +1,4 @@
-"""Shim for rule probe_lcgm: linear probes, canonical correlations, held-out excess of one run."""
+"""Shim for rule probe_lcgm: probes and held-out excess of every seed of one D."""
 
 from crl_approx.runtime import rule_logging
 
@@ -10,8 +10,8 @@ with rule_logging(smk):
         smk.params.lcgm,
         smk.params.tau,
         int(smk.wildcards.dim),
-        int(smk.wildcards.seed),
-        smk.input.model,
-        smk.input.pairs,
+        [int(s) for s in smk.params.seeds],
+        list(smk.input.models),
+        list(smk.input.pairs),
         smk.output,
     )

@@ -1,20 +1,20 @@
-"""Shim for rule train_encoder: one two-tower model per (dataset, objective, score, D, seed)."""
+"""Shim for rule train_encoder: every seed of one (dataset, objective, score, D) cell at once."""
 
 from crl_approx.runtime import rule_logging
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk):
-    from crl_approx import encoders  # imported inside, so the log times the imports too
+    from crl_approx import training  # imported inside, so the log times the imports too
 
-    encoders.run(
+    training.run(
         smk.wildcards.dataset,
         smk.params.data,
         smk.params.train,
         smk.params.tau,
         int(smk.wildcards.dim),
-        int(smk.wildcards.seed),
+        [int(s) for s in smk.params.seeds],
         smk.wildcards.objective,
         smk.threads,
-        smk.input.get("pairs"),
+        list(smk.input.get("pairs", [])),
         smk.output,
     )

@@ -218,13 +218,12 @@ def block_infonce(score_block, n: int, tau: float, block: int) -> float:
 
 def features(towers, data: dict) -> dict:
     """The learned f and g (float64) on the probe-fit and probe-test splits of ``data``."""
-    from .encoders import embed
+    from .towers import embed
 
     feats = {}
     for split in ("fit", "test"):
-        feats[f"f_{split}"], feats[f"g_{split}"] = embed(
-            towers, data[f"x_{split}"], data[f"y_{split}"]
-        )
+        f, g = embed(towers, data[f"x_{split}"], data[f"y_{split}"])
+        feats[f"f_{split}"], feats[f"g_{split}"] = f[0], g[0]  # one model: replica 0
     return feats
 
 
@@ -321,35 +320,43 @@ def run_design(lcgm: dict, output) -> dict:
     return summary
 
 
-def run_probe(lcgm: dict, tau: float, dim: int, seed: int, model_path, pairs_path, output) -> dict:
-    """The ``probe_lcgm`` rule: probes and held-out excess of one trained model, plus the learned
-    features of the first ``lcgm.n_feature_plot`` probe-test points (for the 2-D view)."""
-    from .encoders import load_model
+def run_probe(lcgm: dict, tau: float, dim: int, seeds, model_paths, pairs_paths, output) -> list:
+    """The ``probe_lcgm`` rule, for every seed of one D: probes and held-out excess of each trained
+    model, plus the learned features of the first ``lcgm.n_feature_plot`` probe-test points (for
+    the 2-D view). One job per D: the model and imports are loaded once, not once per seed."""
     from .runtime import atomic_path
+    from .towers import load_model
 
     model = LatentClassModel.from_config(lcgm)
-    data = dict(np.load(pairs_path))
-    feats = features(load_model(model_path), data)
-    metrics = {
-        "D": dim,
-        "seed": seed,
-        **probe_metrics(model, feats, data, tau, lcgm["n_candidates"]),
-    }
-    log.info(
-        "R² f %.4f, R² g %.4f, cc capture g %.4f, held-out excess %.4e",
-        metrics["probe_r2_f"],
-        metrics["probe_r2_g"],
-        metrics["cc_capture_g"],
-        metrics["heldout_excess"],
-    )
     n_plot = lcgm["n_feature_plot"]
-    with atomic_path(output.features) as tmp, open(tmp, "wb") as fh:
-        np.savez(
-            fh, f=feats["f_test"][:n_plot], g=feats["g_test"][:n_plot], z=data["z_test"][:n_plot]
+    out = []
+    for i, seed in enumerate(seeds):
+        data = dict(np.load(pairs_paths[i]))
+        feats = features(load_model(model_paths[i]), data)
+        metrics = {
+            "D": dim,
+            "seed": seed,
+            **probe_metrics(model, feats, data, tau, lcgm["n_candidates"]),
+        }
+        log.info(
+            "seed %d: R² f %.4f, R² g %.4f, cc capture g %.4f, held-out excess %.4e",
+            seed,
+            metrics["probe_r2_f"],
+            metrics["probe_r2_g"],
+            metrics["cc_capture_g"],
+            metrics["heldout_excess"],
         )
-    with atomic_path(output.probes) as tmp:
-        tmp.write_text(json.dumps(metrics, indent=1, allow_nan=False) + "\n")
-    return metrics
+        with atomic_path(output.features[i]) as tmp, open(tmp, "wb") as fh:
+            np.savez(
+                fh,
+                f=feats["f_test"][:n_plot],
+                g=feats["g_test"][:n_plot],
+                z=data["z_test"][:n_plot],
+            )
+        with atomic_path(output.probes[i]) as tmp:
+            tmp.write_text(json.dumps(metrics, indent=1, allow_nan=False) + "\n")
+        out.append(metrics)
+    return out
 
 
 def probe_runs(probe_paths, metric_paths) -> pd.DataFrame:

@@ -26,7 +26,6 @@ import json
 import logging
 import math
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -51,34 +50,79 @@ def _model(dataset: str, params: dict):
     return LatentClassModel.from_config(params)
 
 
-def _draw(model, n, rng):
-    """n joint pairs (x, y); each call is independent of the others."""
-    x, y, _ = model.sample(n, rng)
-    return x, y
+def _classes(prior: np.ndarray, m: int, rng) -> np.ndarray:
+    """m class labels from ``prior`` by the inverse CDF of one uniform each."""
+    labels = np.searchsorted(np.cumsum(prior), rng.random(m), side="right")
+    return np.minimum(labels, prior.size - 1)  # guards a cumulative sum that ends below 1
 
 
-def _ratio(model, x, y):
-    if isinstance(model, GaussianMixture):
-        return np.exp(model.pmi_pointwise(x, y))
-    return np.exp(model.pmi_paired(x, y))
+def _gmm_draws(mix: GaussianMixture, scheme: str, m: int, rng):
+    """r(x, y) and r(x, y′) of m triples: three normals and three uniforms per triple."""
+    prior = np.array([1 - mix.prior, mix.prior])
+    sign = np.array([-1.0, 1.0])
+    zx = sign[_classes(prior, m, rng)]
+    zy = zx if scheme == "conditional" else sign[_classes(prior, m, rng)]
+    zy2 = sign[_classes(prior, m, rng)]
+    x = zx * mix.mu_x + mix.sigma_x * rng.standard_normal(m)
+    y = zy * mix.mu_y + mix.sigma_y * rng.standard_normal(m)
+    y2 = zy2 * mix.mu_y + mix.sigma_y * rng.standard_normal(m)
+    llr_x = mix.llr_x(x)
+    r1 = np.exp(mix._pmi_from_llr(llr_x, mix.llr_y(y)))
+    r2 = np.exp(mix._pmi_from_llr(llr_x, mix.llr_y(y2)))
+    return r1, r2
+
+
+def _projected_posteriors(a: float, sigma: float, prior: np.ndarray, z: np.ndarray, rng):
+    """p(k | v) for v = a·q_z + σ·ε with orthonormal q_1..q_K, drawn through the K projections
+    v·q_k = a·1{k = z} + σ·ξ_k (ξ ~ N(0, I_K): projections of a standard normal on orthonormal
+    directions are independent standard normals). The posterior depends on v only through them:
+    log p(k|v) = (a·v·q_k − a²/2)/σ² + log π_k + const, so K normals per point replace d."""
+    m, k = z.size, prior.size
+    proj = sigma * rng.standard_normal((m, k))
+    proj[np.arange(m), z] += a
+    logits = (a / sigma**2) * proj + np.log(prior)
+    logits -= logits.max(1, keepdims=True)
+    post = np.exp(logits)
+    post /= post.sum(1, keepdims=True)
+    return post
+
+
+def _lcgm_draws(model, scheme: str, m: int, rng):
+    """r(x, y) = Σ_k p(k|x) p(k|y)/π_k and r(x, y′) of m triples, K normals per point."""
+    (a,), (b,) = _orthogonal_scale(model.means_x), _orthogonal_scale(model.means_y)
+    zx = _classes(model.prior, m, rng)
+    zy = zx if scheme == "conditional" else _classes(model.prior, m, rng)
+    zy2 = _classes(model.prior, m, rng)
+    px = _projected_posteriors(a, model.sigma_x, model.prior, zx, rng) / model.prior
+    py = _projected_posteriors(b, model.sigma_y, model.prior, zy, rng)
+    py2 = _projected_posteriors(b, model.sigma_y, model.prior, zy2, rng)
+    return (px * py).sum(1), (px * py2).sum(1)
+
+
+def _orthogonal_scale(means: np.ndarray) -> tuple[float]:
+    """The common length a of class means a·q_k with orthonormal q_k (an error otherwise: the
+    projected sampler needs that structure, which LatentClassModel builds by construction)."""
+    a = float(np.linalg.norm(means[0]))
+    if not np.allclose(means @ means.T, a * a * np.eye(means.shape[0]), atol=1e-9 * max(a * a, 1)):
+        raise ValueError("the LCGM class means are not a·(orthonormal directions)")
+    return (a,)
 
 
 def sample_abs_delta(model, scheme: str, n: int, rng, chunk: int = 1_000_000) -> np.ndarray:
     """n draws of |r(x, y) − r(x, y')|, in chunks.
 
-    ``marginal``: x, y, y' independent draws from P_X, P_Y, P_Y (x from one joint pair, y and y'
-    from two others, so they are independent). ``conditional``: (x, y) a joint pair, y' from P_Y.
+    ``marginal``: x, y, y' independent draws from P_X, P_Y, P_Y. ``conditional``: (x, y) a joint
+    pair (one class), y' from P_Y. Each point costs one uniform (its class) and, for the LCGM, K
+    normals (:func:`_projected_posteriors`) instead of d.
     """
     if scheme not in ("marginal", "conditional"):
         raise ValueError(f"unknown sampling scheme {scheme!r} (allowed: marginal, conditional)")
+    draws = _gmm_draws if isinstance(model, GaussianMixture) else _lcgm_draws
     out = np.empty(n)
     for start in range(0, n, chunk):
         m = min(chunk, n - start)
-        x, y = _draw(model, m, rng)
-        _, y2 = _draw(model, m, rng)
-        if scheme == "marginal":
-            _, y = _draw(model, m, rng)
-        out[start : start + m] = np.abs(_ratio(model, x, y) - _ratio(model, x, y2))
+        r1, r2 = draws(model, scheme, m, rng)
+        np.abs(r1 - r2, out=out[start : start + m])
     return out
 
 
@@ -399,67 +443,88 @@ def estimate_args(noise: dict) -> dict:
 
 
 def run(dataset: str, params: dict, noise: dict, seed: int, output) -> dict:
-    """The ``noise_exponent`` rule: the Monte Carlo of one dataset and seed, its curve (with the
-    counts, which the assembly pools over seeds) and its fit."""
-    from .runtime import atomic_path, write_csv
+    """The ``noise_exponent`` rule: the Monte Carlo of one dataset and seed. It writes only the
+    counts #{|Δ| ≤ t} on the t grid (``noise`` holds scheme, n_samples, chunk and the grid keys);
+    every fit, window and bootstrap is the assembly's, so changing them reruns no Monte Carlo."""
+    from .runtime import atomic_path
 
     model = _model(dataset, params)
     abs_delta = sample_abs_delta(
         model, noise["scheme"], noise["n_samples"], stream(seed, STREAM_MC), noise["chunk"]
     )
     grid = t_grid(noise["t_min"], noise["t_max"], noise["points_per_decade"])
-    summary, curve = estimate(
-        abs_delta, grid, rng=stream(seed, STREAM_BOOT), **estimate_args(noise)
-    )
-    summary = {"dataset": dataset, "seed": seed, "scheme": noise["scheme"], **summary}
+    counts = grid_counts(abs_delta, grid)
+    record = {
+        "dataset": dataset,
+        "seed": seed,
+        "scheme": noise["scheme"],
+        "n_samples": int(noise["n_samples"]),
+        "t": grid.tolist(),
+        "count": counts.tolist(),
+    }
     log.info(
-        "%s seed %d: mu_hat %.4f [%.4f, %.4f] on [%g, %g] (%d draws, scheme %s)",
+        "%s seed %d: %d draws (scheme %s); P(|Δ| ≤ %g) = %.3e",
         dataset,
         seed,
-        summary["mu_hat"],
-        summary["mu_ci_lo"],
-        summary["mu_ci_hi"],
-        *noise["window"],
         noise["n_samples"],
         noise["scheme"],
+        grid[len(grid) // 2],
+        counts[len(grid) // 2] / noise["n_samples"],
     )
-    write_csv(curve, output.curve)
-    with atomic_path(output.fit) as tmp:
-        tmp.write_text(json.dumps(summary, indent=1, allow_nan=False) + "\n")
-    return summary
+    with atomic_path(output.counts) as tmp:
+        tmp.write_text(json.dumps(record, indent=1) + "\n")
+    return record
 
 
-def pooled(curves: list[pd.DataFrame], n_per_seed: list[int], noise: dict, seed: int):
+def seed_fit(record: dict, noise: dict):
+    """The fit of one seed's Monte Carlo counts (bootstrap stream of that seed)."""
+    summary, curve = estimate_from_counts(
+        np.asarray(record["count"]),
+        record["n_samples"],
+        np.asarray(record["t"]),
+        rng=stream(record["seed"], STREAM_BOOT),
+        **estimate_args(noise),
+    )
+    return {k: record[k] for k in ("dataset", "seed", "scheme")} | summary, curve
+
+
+def pooled(records: list[dict], noise: dict):
     """The fit on the counts of all seeds added up (one Monte Carlo of Σ n draws)."""
-    grid = curves[0]["t"].to_numpy()
-    counts = sum(c["count"].to_numpy() for c in curves)
+    grids = {tuple(r["t"]) for r in records}
+    if len(grids) != 1:
+        raise ValueError("the seeds' Monte Carlo counts are on different t grids")
+    counts = sum(np.asarray(r["count"], dtype=np.int64) for r in records)
+    seed = min(r["seed"] for r in records)
     return estimate_from_counts(
-        counts, sum(n_per_seed), grid, rng=stream(seed, STREAM_BOOT + 100), **estimate_args(noise)
+        counts,
+        sum(r["n_samples"] for r in records),
+        np.asarray(records[0]["t"]),
+        rng=stream(seed, STREAM_BOOT + 100),
+        **estimate_args(noise),
     )
 
 
-def run_assemble(fit_paths, curve_paths, datasets, gmm: dict, noise: dict, paper_path, output):
-    """The ``assemble_noise`` rule: per-seed and pooled fits per dataset, the pooled curves, and
-    for the mixture the small-t asymptotics beside the Monte Carlo."""
+def run_assemble(count_paths, datasets, gmm: dict, noise: dict, paper_path, output):
+    """The ``assemble_noise`` rule: from the Monte Carlo counts, per-seed and pooled fits per
+    dataset (window, bootstrap, local slopes), the pooled curves, and for the mixture the small-t
+    asymptotics beside the Monte Carlo."""
     from .runtime import write_csv
     from .tables import load_paper_values
 
     paper = load_paper_values(paper_path)["noise"]
-    runs = []  # (fit, curve) of each (dataset, seed), paired by their folder
-    curves = {Path(p).parent: p for p in curve_paths}
-    for path in fit_paths:
+    records = []
+    for path in count_paths:
         with open(path, encoding="utf-8") as fh:
-            runs.append((json.load(fh), pd.read_csv(curves[Path(path).parent])))
+            records.append(json.load(fh))
     rows, curve_tables = [], []
     for dataset in datasets:
-        mine = [f for f, _ in runs if f["dataset"] == dataset]
-        mine_curves = [c for f, c in runs if f["dataset"] == dataset]
-        summary, curve = pooled(
-            mine_curves, [f["n_samples"] for f in mine], noise, min(f["seed"] for f in mine)
-        )
-        for f in mine:
+        mine = sorted((r for r in records if r["dataset"] == dataset), key=lambda r: r["seed"])
+        summary, curve = pooled(mine, noise)
+        fits = [seed_fit(r, noise)[0] for r in mine]
+        for f in fits:
+            log.info("%s seed %d: mu_hat %.4f", dataset, f["seed"], f["mu_hat"])
             rows.append({**f, "sample": f"seed {f['seed']}"})
-        mu = [f["mu_hat"] for f in mine]
+        mu = [f["mu_hat"] for f in fits]
         pooled_row = {
             "dataset": dataset,
             "seed": -1,

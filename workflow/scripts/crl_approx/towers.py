@@ -1,0 +1,184 @@
+"""Two-tower encoders as stacked weights: R independent models (one per seed) trained as one.
+
+Each tower is an MLP with ``depth`` linear layers of width ``width`` and ReLU between them, output
+dimension D; the score is s(x, y) = f(x)ᵀ g(y) (``inner``, the paper's) or c·⟨f/|f|, g/|g|⟩
+(``cosine``). Layer l of a tower holds a weight of shape (R, fan_in, fan_out) and a bias of shape
+(R, 1, fan_out), so one ``baddbmm`` runs the layer for every replica at once; replica r only ever
+touches slice r of every parameter, so the replicas are independent models that share dispatch.
+
+Initialisation is per replica, from a generator seeded with that replica's seed, with the draws of
+``torch.nn.Linear`` (weights and biases uniform on ±1/√fan_in, in nn.Linear's order): a seed's
+model does not depend on which other seeds are stacked beside it, and it starts where the earlier
+one-model-per-job trainer started for that seed. A saved model (``model.pt``) is one
+replica (R = 1) of the same class.
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import math
+
+import numpy as np
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+SCORES = ("inner", "cosine")
+
+
+def _tower_shapes(d_in: int, width: int, depth: int, d_out: int) -> list[tuple[int, int]]:
+    return list(itertools.pairwise([d_in] + [width] * (depth - 1) + [d_out]))
+
+
+def init_tower(shapes, gen: torch.Generator) -> list[torch.Tensor]:
+    """One replica's weights and biases in the order W0, b0, W1, b1, …, drawn exactly as
+    ``torch.nn.Linear`` draws them from a generator in that state (weight (fan_out, fan_in) then
+    bias, both uniform on ±1/√fan_in): seeded with the seed, this is the initialisation the
+    one-model-per-job trainer had under ``torch.manual_seed(seed)``."""
+    out = []
+    for fan_in, fan_out in shapes:
+        bound = 1.0 / math.sqrt(fan_in)
+        weight = torch.empty(fan_out, fan_in).uniform_(-bound, bound, generator=gen)
+        out.append(weight.T.contiguous())
+        out.append(torch.empty(1, fan_out).uniform_(-bound, bound, generator=gen))
+    return out
+
+
+class StackedTwoTower(nn.Module):
+    """R two-tower models with stacked parameters. Inputs are (R, n, d) (replica r sees rows
+    [r]); ``embed_x``/``embed_y`` return the effective factors (for cosine √c·f/|f|), so the score
+    of replica r is embed_x(x)[r] @ embed_y(y)[r]ᵀ either way."""
+
+    def __init__(
+        self,
+        seeds,
+        d_x: int,
+        d_y: int,
+        dim: int,
+        width: int,
+        depth: int,
+        score: str = "inner",
+        cosine_scale: float = 1.0,
+        learn_scale: bool = True,
+    ):
+        super().__init__()
+        if score not in SCORES:
+            raise ValueError(f"unknown score {score!r} (allowed: {', '.join(SCORES)})")
+        self.seeds = [int(s) for s in seeds]
+        self.score = score
+        self.d_x, self.d_y, self.dim = d_x, d_y, dim
+        shapes_f = _tower_shapes(d_x, width, depth, dim)
+        shapes_g = _tower_shapes(d_y, width, depth, dim)
+        per_seed = []
+        for seed in self.seeds:
+            gen = torch.Generator().manual_seed(seed)
+            per_seed.append(init_tower(shapes_f, gen) + init_tower(shapes_g, gen))
+        stacked = [torch.stack(ps) for ps in zip(*per_seed, strict=True)]
+        n_f = 2 * len(shapes_f)
+        self.f = nn.ParameterList(nn.Parameter(p) for p in stacked[:n_f])
+        self.g = nn.ParameterList(nn.Parameter(p) for p in stacked[n_f:])
+        if score == "cosine":
+            log_scale = torch.full((len(self.seeds),), math.log(cosine_scale))
+            if learn_scale:
+                self.log_scale = nn.Parameter(log_scale)
+            else:
+                self.register_buffer("log_scale", log_scale)
+
+    @property
+    def replicas(self) -> int:
+        return len(self.seeds)
+
+    @staticmethod
+    def _tower(ws, h: torch.Tensor) -> torch.Tensor:
+        last = len(ws) - 2
+        for i in range(0, len(ws), 2):
+            h = torch.baddbmm(ws[i + 1], h, ws[i])
+            if i < last:
+                h = torch.relu(h)
+        return h
+
+    def _embed(self, ws, v: torch.Tensor) -> torch.Tensor:
+        h = self._tower(ws, v)
+        if self.score == "inner":
+            return h
+        return F.normalize(h, dim=2) * torch.exp(0.5 * self.log_scale)[:, None, None]
+
+    def embed_x(self, x: torch.Tensor) -> torch.Tensor:
+        return self._embed(self.f, x)
+
+    def embed_y(self, y: torch.Tensor) -> torch.Tensor:
+        return self._embed(self.g, y)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """Score matrices S[r, i, j] = s_r(x_ri, y_rj)."""
+        return torch.bmm(self.embed_x(x), self.embed_y(y).transpose(1, 2))
+
+    def replica(self, r: int) -> StackedTwoTower:
+        """Replica r alone (R = 1), sharing nothing with this model."""
+        one = copy.deepcopy(self)
+        one.seeds = [self.seeds[r]]
+        with torch.no_grad():
+            for p in list(one.parameters()) + list(one.buffers()):
+                p.data = p.data[r : r + 1].clone()
+        return one
+
+    def scales(self) -> list[float | None]:
+        """The cosine score's scale c per replica (None for inner-product scores)."""
+        if self.score != "cosine":
+            return [None] * self.replicas
+        return torch.exp(self.log_scale.detach()).cpu().tolist()
+
+
+def build_model(seeds, d_x: int, d_y: int, dim: int, train: dict) -> StackedTwoTower:
+    """The stacked towers a training config describes, one replica per seed."""
+    return StackedTwoTower(
+        seeds,
+        d_x,
+        d_y,
+        dim,
+        train["width"],
+        train["depth"],
+        train.get("score", "inner"),
+        train.get("cosine_scale", 1.0),
+        train.get("cosine_scale_learnable", True),
+    )
+
+
+def model_meta(model: StackedTwoTower, dim, objective, train, tau) -> dict:
+    """What :func:`load_model` needs to rebuild one replica, saved next to its weights."""
+    return {
+        "dim": dim,
+        "objective": objective,
+        "train": train,
+        "tau": tau,
+        "d_x": model.d_x,
+        "d_y": model.d_y,
+    }
+
+
+def save_replica(model: StackedTwoTower, r: int, meta: dict, path) -> None:
+    one = model.replica(r)
+    state = {k: v.detach().cpu() for k, v in one.state_dict().items()}
+    torch.save({"state_dict": state, "seed": one.seeds[0], **meta}, path)
+
+
+def load_model(path) -> StackedTwoTower:
+    """One trained model (R = 1) from a ``model.pt`` written by the trainer."""
+    saved = torch.load(path, map_location="cpu", weights_only=True)
+    model = build_model([saved["seed"]], saved["d_x"], saved["d_y"], saved["dim"], saved["train"])
+    model.load_state_dict(saved["state_dict"])
+    return model.eval()
+
+
+def embed(model: StackedTwoTower, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The effective factors f(x), g(y) of every replica, in float64 on the CPU: inputs (n, d)
+    (the same points for every replica) or (R, n, d); outputs (R, n, D)."""
+    m64 = copy.deepcopy(model).to(device="cpu", dtype=torch.float64).eval()
+
+    def stacked(a):
+        t = torch.as_tensor(np.ascontiguousarray(a), dtype=torch.float64)
+        return t.expand(model.replicas, *t.shape).contiguous() if t.dim() == 2 else t
+
+    with torch.inference_mode():
+        return m64.embed_x(stacked(x)).numpy(), m64.embed_y(stacked(y)).numpy()

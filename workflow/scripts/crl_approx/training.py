@@ -1,0 +1,462 @@
+"""Training loops: every seed of a (dataset, objective, score, D) cell trained as one stacked model.
+
+Two objectives:
+
+* ``samples`` (the paper's stated protocol): in-batch InfoNCE on sampled pairs, queries x, the
+  batch's y as candidates, loss τ·CE(S/τ, diag) with S the batch score matrix;
+* ``population``: full-batch gradient descent on the exact population InfoNCE loss on a training
+  quadrature (``train.population_nodes`` per component).
+
+Batching seeds: replica r of :class:`~crl_approx.towers.StackedTwoTower` is seed r's model, with its
+own initialisation, its own data (the seed's pairs), its own permutation stream and its own loss;
+the optimiser (fused AdamW) and the schedule act elementwise, and the summed loss gives each replica
+exactly the gradient of its own loss. So a seed's numbers do not depend on which seeds share its
+job (bitwise on a CPU with a fixed thread count; tests/unit/test_training.py).
+
+Speed: data stay resident as tensors on the device; each epoch permutes them once into a
+(batches, R, batch, d) layout and slices contiguous batches; the in-batch loss is one autograd
+function (softmax forward, (P − I)·scale backward, no one-hot or log-softmax pass); the host waits
+for the device once per epoch (losses and checkpoint together).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import platform
+import time
+
+import numpy as np
+import torch
+
+from .towers import StackedTwoTower, build_model, embed
+
+log = logging.getLogger(__name__)
+
+
+class TrainingDiverged(RuntimeError):
+    """A non-finite or exploding loss: the job fails instead of writing a number."""
+
+
+# --- runtime --------------------------------------------------------------------------------------
+def configure_threads(threads: int, device: torch.device) -> None:
+    """Fix the thread count: on a CPU the kernels used here are deterministic for a fixed thread
+    count. On CUDA, also ask for deterministic algorithms (not on CPU: the call imports torch's
+    compiler stack, ~6 s, for nothing)."""
+    torch.set_num_threads(max(1, int(threads)))
+    # Subnormal floats (Adam's second moments of tiny gradients) are ~100x slower on x86 CPUs;
+    # flushing them to zero changes nothing measurable and speeds up late epochs.
+    torch.set_flush_denormal(True)
+    if device.type == "cuda":
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True)
+
+
+class FusedAdamW:
+    """AdamW (β = 0.9, 0.999, ε = 1e-8, decoupled weight decay) as one call of torch's fused
+    kernel per step, the kernel ``torch.optim.AdamW(fused=True)`` runs, without torch.optim:
+    constructing a torch.optim optimizer imports torch._dynamo (~1.3 s per job, measured in
+    benchmarks/train_speed.py). The learning rate of step t (1-based) comes from ``lr_at``."""
+
+    def __init__(self, params, lr_at, weight_decay: float):
+        self.params = [p for p in params if p.requires_grad]
+        self.exp_avg = [torch.zeros_like(p) for p in self.params]
+        self.exp_avg_sq = [torch.zeros_like(p) for p in self.params]
+        self.steps = [torch.zeros((), dtype=torch.float32, device=p.device) for p in self.params]
+        self.lr_at, self.weight_decay, self.t = lr_at, weight_decay, 0
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self) -> None:
+        torch._foreach_add_(self.steps, 1)
+        torch._fused_adamw_(
+            self.params,
+            [p.grad for p in self.params],
+            self.exp_avg,
+            self.exp_avg_sq,
+            [],
+            self.steps,
+            amsgrad=False,
+            lr=self.lr_at(self.t),
+            beta1=0.9,
+            beta2=0.999,
+            weight_decay=self.weight_decay,
+            eps=1e-8,
+            maximize=False,
+        )
+        self.t += 1
+
+
+def lr_schedule(train: dict, total_steps: int):
+    """The learning rate of step t = 0, 1, …: ``cosine`` decays lr·(1 + cos(π t/T))/2 from lr to
+    0 over the T steps of the run (torch's CosineAnnealingLR in closed form); ``constant``."""
+    lr, total = float(train["lr"]), max(1, int(total_steps))
+    if train["schedule"] == "cosine":
+        return lambda t: 0.5 * lr * (1.0 + math.cos(math.pi * min(t, total) / total))
+    return lambda t: lr
+
+
+def make_optimizer(model: torch.nn.Module, train: dict, total_steps: int) -> FusedAdamW:
+    """AdamW with the configured learning rate, weight decay and schedule."""
+    return FusedAdamW(model.parameters(), lr_schedule(train, total_steps), train["weight_decay"])
+
+
+def check_losses(values, seeds, epoch: int, train: dict) -> None:
+    """Any seed's loss not finite or above train.max_loss fails the whole job."""
+    bad = [(s, v) for s, v in zip(seeds, values, strict=True) if not math.isfinite(v)]
+    bad += [(s, v) for s, v in zip(seeds, values, strict=True) if v > train["max_loss"]]
+    if bad:
+        which = ", ".join(f"seed {s}: {v!r}" for s, v in bad)
+        raise TrainingDiverged(
+            f"training loss at epoch {epoch} is not finite or exceeds train.max_loss = "
+            f"{train['max_loss']} ({which}): stopping without writing results for any seed "
+            f"(try a smaller train.lr)"
+        )
+
+
+def select_device(prefer: str = "auto") -> torch.device:
+    """CUDA when a GPU is visible (and not disabled): the card of the slot this job holds
+    (:mod:`crl_approx.gpu_slots`), else the CPU, with a log line either way."""
+    if prefer != "cpu" and torch.cuda.is_available():
+        from .gpu_slots import claimed_index
+
+        index = claimed_index()
+        dev = torch.device("cuda", index)
+        log.info("device: cuda:%d (%s)", index, torch.cuda.get_device_name(index))
+    else:
+        dev = torch.device("cpu")
+        log.info("device: cpu (no GPU visible%s)", "" if prefer == "auto" else ", forced")
+    return dev
+
+
+# --- objectives -----------------------------------------------------------------------------------
+class _InBatchInfoNCE(torch.autograd.Function):
+    """τ·mean_i [logsumexp_j z_rij − z_rii] per replica r, for logits z = S/τ of shape (R, B, B).
+
+    Forward: P = softmax(z) in one pass; logsumexp from the row maximum, lse = max z − log max P
+    (max P ≥ 1/B, so it never underflows). Backward: ∂/∂z = τ·(P − I)/B per replica, in place."""
+
+    @staticmethod
+    def forward(ctx, logits: torch.Tensor, tau: float) -> torch.Tensor:
+        p = torch.softmax(logits, dim=2)
+        lse = logits.amax(2) - torch.log(p.amax(2))
+        loss = tau * (lse - logits.diagonal(dim1=1, dim2=2)).mean(1)
+        ctx.save_for_backward(p)
+        ctx.tau = tau
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        (p,) = ctx.saved_tensors
+        p.diagonal(dim1=1, dim2=2).sub_(1.0)  # the graph is never run twice: reuse P's memory
+        p.mul_((grad * (ctx.tau / p.shape[1]))[:, None, None])
+        return p, None
+
+
+def in_batch_loss(model: StackedTwoTower, x: torch.Tensor, y: torch.Tensor, tau: float):
+    """In-batch InfoNCE of every replica on its rows of x, y (R, B, d): a tensor of R losses."""
+    logits = torch.bmm(model.embed_x(x) * (1.0 / tau), model.embed_y(y).transpose(1, 2))
+    return _InBatchInfoNCE.apply(logits, tau)
+
+
+def epoch_permutations(gens, n: int, device) -> torch.Tensor:
+    """One permutation of range(n) per replica, replica r's from its own generator: (R, n)."""
+    return torch.stack([torch.randperm(n, generator=g) for g in gens]).to(device)
+
+
+def as_batches(x: torch.Tensor, perms: torch.Tensor, batch: int) -> torch.Tensor:
+    """x (R, n, d) permuted per replica and cut into full batches, laid out (batches, R, batch,
+    d) so that every step reads one contiguous block."""
+    r, n, d = x.shape
+    nb = n // batch
+    xp = torch.gather(x, 1, perms[:, : nb * batch, None].expand(-1, -1, d))
+    return xp.view(r, nb, batch, d).transpose(0, 1).contiguous()
+
+
+def samples_epoch(model, opt, xb: torch.Tensor, yb: torch.Tensor, tau: float):
+    """One epoch over the batches (batches, R, batch, d); returns the mean loss per replica as a
+    tensor (not yet synchronised)."""
+    total = torch.zeros(xb.shape[1], dtype=xb.dtype, device=xb.device)
+    for b in range(xb.shape[0]):
+        loss = in_batch_loss(model, xb[b], yb[b], tau)
+        opt.zero_grad()
+        loss.sum().backward()
+        opt.step()
+        total += loss.detach()
+    return total / xb.shape[0]
+
+
+@torch.inference_mode()
+def block_losses(model, x: torch.Tensor, y: torch.Tensor, tau: float, batch: int):
+    """The in-batch loss per replica, averaged over consecutive full blocks of ``batch`` pairs
+    (validation), as a tensor."""
+    n = (x.shape[1] // batch) * batch
+    total = torch.zeros(x.shape[0], dtype=x.dtype, device=x.device)
+    for i in range(0, n, batch):
+        total += in_batch_loss(model, x[:, i : i + batch], y[:, i : i + batch], tau)
+    return total / max(1, n // batch)
+
+
+def stack_pairs(pairs: list[dict], key: str, dtype, dev) -> torch.Tensor:
+    """One array of every seed's pairs, stacked to (R, n, d) on the device."""
+    shapes = {p[key].shape for p in pairs}
+    if len(shapes) != 1:
+        raise ValueError(f"the seeds' {key} differ in shape ({sorted(shapes)}): cannot batch")
+    return torch.as_tensor(np.stack([p[key] for p in pairs]), dtype=dtype, device=dev)
+
+
+def fit_pairs(model, pairs: list[dict], train: dict, tau: float, dev, end_epoch) -> int:
+    """The ``samples`` objective: in-batch InfoNCE over each seed's training pairs for
+    ``train.epochs`` epochs. ``end_epoch(epoch, train_loss, val_loss, t0)`` runs after each epoch
+    with tensors of R losses (val: the in-batch loss on the validation pairs). Returns the number
+    of optimiser steps."""
+    dtype = torch.float32
+    x, y = (stack_pairs(pairs, k, dtype, dev) for k in ("x_train", "y_train"))
+    xv, yv = (stack_pairs(pairs, k, dtype, dev) for k in ("x_val", "y_val"))
+    batch = train["batch_size"]
+    n_batches = x.shape[1] // batch
+    if n_batches == 0:
+        raise ValueError(f"{x.shape[1]} training pairs are fewer than train.batch_size = {batch}")
+    epochs = train["epochs"]
+    opt = make_optimizer(model, train, epochs * n_batches)
+    # one generator per seed: a seed's permutations do not depend on the other seeds
+    gens = [torch.Generator().manual_seed(s) for s in model.seeds]
+    for epoch in range(1, epochs + 1):
+        t0 = time.perf_counter()
+        model.train()
+        perms = epoch_permutations(gens, x.shape[1], dev)
+        xb, yb = as_batches(x, perms, batch), as_batches(y, perms, batch)
+        train_loss = samples_epoch(model, opt, xb, yb, tau)
+        model.eval()
+        end_epoch(epoch, train_loss, block_losses(model, xv, yv, tau, batch), t0)
+    return epochs * n_batches
+
+
+def fit_population(model, grid, train: dict, tau: float, end_epoch) -> int:
+    """The ``population`` objective: full-batch steps on the exact population loss on ``grid``,
+    split into ``train.epochs`` checkpoints (val_loss None: the caller evaluates on its grid)."""
+    steps, epochs = train["population_steps"], train["epochs"]
+    opt = make_optimizer(model, train, steps)
+    r = model.replicas
+    gx = grid.x.expand(r, *grid.x.shape).contiguous()
+    gy = grid.y.expand(r, *grid.y.shape).contiguous()
+    per_epoch = [steps // epochs + (1 if i < steps % epochs else 0) for i in range(epochs)]
+    for epoch, n_steps in enumerate(per_epoch, start=1):
+        t0 = time.perf_counter()
+        model.train()
+        total = torch.zeros(r, dtype=gx.dtype, device=gx.device)
+        for _ in range(n_steps):
+            loss = grid.loss(model(gx, gy), tau)
+            opt.zero_grad()
+            loss.sum().backward()
+            opt.step()
+            total += loss.detach()
+        model.eval()
+        end_epoch(epoch, total / max(1, n_steps), None, t0)
+    return steps
+
+
+# --- one job: every seed of a (dataset, objective, score, D) cell --------------------------------
+def _run_info(dev) -> dict:
+    return {
+        "device": str(dev),
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "machine": platform.machine(),
+    }
+
+
+class _Recorder:
+    """Per-epoch bookkeeping for every replica: losses (one host sync), checkpoints, history."""
+
+    def __init__(self, model, train, checkpoint_inputs, evaluate=None):
+        self.model, self.train, self.epochs = model, train, train["epochs"]
+        self.inputs = checkpoint_inputs  # (x, y) of the checkpoint points: (n, d) or (R, n, d)
+        self.evaluate = evaluate  # (f, g) of one replica -> (population loss, excess), or None
+        self.f, self.g = [], []
+        self.history = [[] for _ in model.seeds]
+
+    def __call__(self, epoch, train_loss, val_loss, t0):
+        both = train_loss if val_loss is None else torch.stack([train_loss, val_loss])
+        values = both.reshape(-1, self.model.replicas).tolist()  # the epoch's host sync
+        check_losses(values[0], self.model.seeds, epoch, self.train)
+        fx, gy = embed(self.model, *self.inputs)
+        self.f.append(fx)
+        self.g.append(gy)
+        seconds = time.perf_counter() - t0
+        for r, seed in enumerate(self.model.seeds):
+            rec = {"epoch": epoch, "train_loss": values[0][r]}
+            if self.evaluate is None:
+                rec["val_loss"] = values[1][r]
+            else:
+                loss, excess = self.evaluate(fx[r], gy[r])
+                rec["val_loss"] = loss if val_loss is None else values[1][r]
+                rec["excess_risk"] = excess
+            rec["seconds"] = seconds
+            self.history[r].append(rec)
+            log.info(
+                "epoch %d/%d seed %d train_loss %.6f val_loss %.6f%s (%.2f s)",
+                epoch,
+                self.epochs,
+                seed,
+                rec["train_loss"],
+                rec["val_loss"],
+                f" excess {rec['excess_risk']:.4e}" if "excess_risk" in rec else "",
+                seconds,
+            )
+
+    def checkpoints(self, r: int) -> dict:
+        return {
+            "epoch": np.arange(1, len(self.f) + 1),
+            "f": np.stack([f[r] for f in self.f]),
+            "g": np.stack([g[r] for g in self.g]),
+        }
+
+
+def train_gmm(gmm, train, tau, dim, seeds, objective, threads, pairs=None, device="auto"):
+    """Train one model per seed on the Gaussian mixture, all seeds at once; returns (model,
+    [metrics per seed], [checkpoints per seed])."""
+    from .evaluation import Grid, population_metrics
+    from .gmm import GaussianMixture
+    from .spectrum import infonce_loss, operator_spectrum
+
+    dev = select_device(device)
+    configure_threads(threads, dev)
+    mix = GaussianMixture.from_config(gmm)
+    spec = operator_spectrum(mix, gmm["quadrature_nodes"])
+    l_star = infonce_loss(spec, tau * spec.pmi, tau)
+    model = build_model(seeds, 1, 1, dim, train).to(dev, torch.float32)
+
+    def evaluate(fx, gy):
+        loss = infonce_loss(spec, fx @ gy.T, tau)
+        return loss, loss - l_star
+
+    rec = _Recorder(model, train, (spec.quad.x[:, None], spec.quad.y[:, None]), evaluate)
+    t_start = time.perf_counter()
+    if objective == "samples":
+        if pairs is None:
+            raise ValueError("objective 'samples' needs the sampled pairs")
+        steps = fit_pairs(model, pairs, train, tau, dev, rec)
+    elif objective == "population":
+        grid = Grid.from_mixture(mix, train["population_nodes"], torch.float32, dev)
+        steps = fit_population(model, grid, train, tau, rec)
+    else:
+        raise ValueError(f"unknown objective {objective!r}")
+    wall = time.perf_counter() - t_start
+    metrics, ckpts = [], []
+    for r, (seed, scale) in enumerate(zip(model.seeds, model.scales(), strict=True)):
+        ckpt = rec.checkpoints(r) | {"x_nodes": spec.quad.x, "y_nodes": spec.quad.y}
+        hist = rec.history[r]
+        metrics.append(
+            {
+                "dataset": "gmm",
+                "objective": objective,
+                "score": model.score,
+                "D": int(dim),
+                "seed": seed,
+                "tau": tau,
+                **population_metrics(spec, ckpt["f"][-1] @ ckpt["g"][-1].T, tau, l_star),
+                "cosine_scale": scale,
+                "final_train_loss": hist[-1]["train_loss"],
+                "final_val_loss": hist[-1]["val_loss"],
+                "L_star": l_star,
+                "steps": int(steps),
+                "train_seconds": wall,
+                **_run_info(dev),
+                "history": hist,
+            }
+        )
+        ckpts.append(ckpt)
+    return model, metrics, ckpts
+
+
+def train_lcgm(lcgm, train, tau, dim, seeds, threads, pairs, device="auto"):
+    """Train one model per seed on LCGM pairs (objective ``samples``: no quadrature exists in 16
+    dimensions), all seeds at once. Checkpoints hold f, g per epoch on the first
+    ``lcgm.n_checkpoint`` validation pairs of each seed; the probes evaluate the final model."""
+    dev = select_device(device)
+    configure_threads(threads, dev)
+    d_x, d_y = pairs[0]["x_train"].shape[1], pairs[0]["y_train"].shape[1]
+    model = build_model(seeds, d_x, d_y, dim, train).to(dev, torch.float32)
+    n_ck = lcgm["n_checkpoint"]
+    inputs = tuple(np.stack([p[k][:n_ck] for p in pairs]) for k in ("x_val", "y_val"))
+    rec = _Recorder(model, train, inputs)
+    t_start = time.perf_counter()
+    steps = fit_pairs(model, pairs, train, tau, dev, rec)
+    wall = time.perf_counter() - t_start
+    metrics, ckpts = [], []
+    for r, (seed, scale) in enumerate(zip(model.seeds, model.scales(), strict=True)):
+        hist = rec.history[r]
+        metrics.append(
+            {
+                "dataset": "lcgm",
+                "objective": "samples",
+                "score": model.score,
+                "D": int(dim),
+                "seed": seed,
+                "tau": tau,
+                "cosine_scale": scale,
+                "final_train_loss": hist[-1]["train_loss"],
+                "final_val_loss": hist[-1]["val_loss"],
+                "steps": int(steps),
+                "train_seconds": wall,
+                **_run_info(dev),
+                "history": hist,
+            }
+        )
+        ckpts.append(rec.checkpoints(r) | {"x_val_rows": np.arange(n_ck)})
+    return model, metrics, ckpts
+
+
+# --- outputs and the rule -------------------------------------------------------------------------
+def write_outputs(model, metrics: list, checkpoints: list, output, meta: dict) -> None:
+    """Each seed's model, checkpoints and metrics, each file written atomically (metrics last);
+    nothing is written before every seed's metrics are known to be valid JSON."""
+    import json
+
+    from .runtime import atomic_path
+    from .towers import save_replica
+
+    texts = [json.dumps(m, indent=1, allow_nan=False) + "\n" for m in metrics]  # refuses NaN
+    for r, text in enumerate(texts):
+        with atomic_path(output.model[r]) as tmp:
+            save_replica(model, r, meta, tmp)
+        with atomic_path(output.checkpoints[r]) as tmp, open(tmp, "wb") as fh:
+            np.savez(fh, **checkpoints[r])
+        with atomic_path(output.metrics[r]) as tmp:
+            tmp.write_text(text)
+
+
+def run(dataset, data, train, tau, dim, seeds, objective, threads, pairs_paths, output) -> list:
+    """The ``train_encoder`` rule: every seed of one (dataset, objective, score, D) cell;
+    ``data`` is the dataset's config section, ``pairs_paths`` one file per seed (or none)."""
+    from .towers import model_meta
+
+    pairs = [dict(np.load(p)) for p in pairs_paths] if pairs_paths else None
+    if dataset == "gmm":
+        model, metrics, ckpts = train_gmm(data, train, tau, dim, seeds, objective, threads, pairs)
+        for m in metrics:
+            log.info(
+                "D=%d seed=%d %s %s: excess %.4e, L2 (self-normalised, squared) %.4e",
+                dim,
+                m["seed"],
+                objective,
+                model.score,
+                m["mlp_excess_risk"],
+                m["mlp_l2_distance"],
+            )
+    elif dataset == "lcgm":
+        if objective != "samples":
+            raise ValueError(f"the LCGM trains on sampled pairs only, not objective {objective!r}")
+        model, metrics, ckpts = train_lcgm(data, train, tau, dim, seeds, threads, pairs)
+        for m in metrics:
+            log.info("D=%d seed=%d: val loss %.6f", dim, m["seed"], m["final_val_loss"])
+    else:
+        raise ValueError(f"unknown dataset {dataset!r}")
+    log.info("%d seeds trained together in %.1f s", len(seeds), metrics[0]["train_seconds"])
+    write_outputs(model, metrics, ckpts, output, model_meta(model, dim, objective, train, tau))
+    return metrics
