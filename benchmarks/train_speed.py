@@ -123,9 +123,9 @@ def startup(threads: int) -> dict[str, float]:
     snippets = {
         "python alone": "pass",
         "import torch": "import torch",
-        "trainer imports (crl_approx.training)": "from crl_approx import training",
+        "trainer imports (crl_approx.cells)": "from crl_approx import cells",
         "torch.optim.AdamW(...) on top": (
-            "from crl_approx import training; import torch; "
+            "from crl_approx import cells; import torch; "
             "torch.optim.AdamW([torch.zeros(1, requires_grad=True)])"
         ),
     }

@@ -6,6 +6,7 @@ import pytest
 from scipy.special import logsumexp
 from scipy.stats import multivariate_normal
 
+from crl_approx.cells import train_lcgm
 from crl_approx.data import lcgm_pairs, stream
 from crl_approx.lcgm import (
     LatentClassModel,
@@ -18,7 +19,6 @@ from crl_approx.lcgm import (
     probe_metrics,
     probe_r2,
 )
-from crl_approx.training import train_lcgm
 
 BASE = {
     "prior": "uniform",

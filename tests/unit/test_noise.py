@@ -16,9 +16,9 @@ from crl_approx.noise import (
     estimate_from_counts,
     gmm_asymptotics,
     grid_counts,
-    sample_abs_delta,
     t_grid,
 )
+from crl_approx.noise_mc import sample_abs_delta
 
 PAPER = GaussianMixture(1.2, 1.0, 1.2, 1.0, 0.5)
 GRID = t_grid(1e-7, 1.0, 10)

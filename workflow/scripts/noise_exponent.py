@@ -4,9 +4,9 @@ from crl_approx.runtime import rule_logging
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk):
-    from crl_approx import noise  # imported inside, so the log times the imports too
+    from crl_approx import noise_mc  # imported inside, so the log times the imports too
 
-    noise.run(
+    noise_mc.run(
         smk.wildcards.dataset,
         smk.params.data,
         smk.params.noise,

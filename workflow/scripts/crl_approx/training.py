@@ -7,6 +7,8 @@ Two objectives:
 * ``population``: full-batch gradient descent on the exact population InfoNCE loss on a training
   quadrature (``train.population_nodes`` per component).
 
+The job around these loops (evaluation, checkpoints, outputs) is :mod:`crl_approx.cells`.
+
 Batching seeds: replica r of :class:`~crl_approx.towers.StackedTwoTower` is seed r's model, with its
 own initialisation, its own data (the seed's pairs), its own permutation stream and its own loss;
 the optimiser (fused AdamW) and the schedule act elementwise, and the summed loss gives each replica
@@ -24,13 +26,12 @@ from __future__ import annotations
 import logging
 import math
 import os
-import platform
 import time
 
 import numpy as np
 import torch
 
-from .towers import StackedTwoTower, build_model, embed
+from .towers import StackedTwoTower
 
 log = logging.getLogger(__name__)
 
@@ -258,205 +259,3 @@ def fit_population(model, grid, train: dict, tau: float, end_epoch) -> int:
         model.eval()
         end_epoch(epoch, total / max(1, n_steps), None, t0)
     return steps
-
-
-# --- one job: every seed of a (dataset, objective, score, D) cell --------------------------------
-def _run_info(dev) -> dict:
-    return {
-        "device": str(dev),
-        "threads": torch.get_num_threads(),
-        "torch": torch.__version__,
-        "machine": platform.machine(),
-    }
-
-
-class _Recorder:
-    """Per-epoch bookkeeping for every replica: losses (one host sync), checkpoints, history."""
-
-    def __init__(self, model, train, checkpoint_inputs, evaluate=None):
-        self.model, self.train, self.epochs = model, train, train["epochs"]
-        self.inputs = checkpoint_inputs  # (x, y) of the checkpoint points: (n, d) or (R, n, d)
-        self.evaluate = evaluate  # (f, g) of one replica -> (population loss, excess), or None
-        self.f, self.g = [], []
-        self.history = [[] for _ in model.seeds]
-
-    def __call__(self, epoch, train_loss, val_loss, t0):
-        both = train_loss if val_loss is None else torch.stack([train_loss, val_loss])
-        values = both.reshape(-1, self.model.replicas).tolist()  # the epoch's host sync
-        check_losses(values[0], self.model.seeds, epoch, self.train)
-        fx, gy = embed(self.model, *self.inputs)
-        self.f.append(fx)
-        self.g.append(gy)
-        seconds = time.perf_counter() - t0
-        for r, seed in enumerate(self.model.seeds):
-            rec = {"epoch": epoch, "train_loss": values[0][r]}
-            if self.evaluate is None:
-                rec["val_loss"] = values[1][r]
-            else:
-                loss, excess = self.evaluate(fx[r], gy[r])
-                rec["val_loss"] = loss if val_loss is None else values[1][r]
-                rec["excess_risk"] = excess
-            rec["seconds"] = seconds
-            self.history[r].append(rec)
-            log.info(
-                "epoch %d/%d seed %d train_loss %.6f val_loss %.6f%s (%.2f s)",
-                epoch,
-                self.epochs,
-                seed,
-                rec["train_loss"],
-                rec["val_loss"],
-                f" excess {rec['excess_risk']:.4e}" if "excess_risk" in rec else "",
-                seconds,
-            )
-
-    def checkpoints(self, r: int) -> dict:
-        return {
-            "epoch": np.arange(1, len(self.f) + 1),
-            "f": np.stack([f[r] for f in self.f]),
-            "g": np.stack([g[r] for g in self.g]),
-        }
-
-
-def train_gmm(gmm, train, tau, dim, seeds, objective, threads, pairs=None, device="auto"):
-    """Train one model per seed on the Gaussian mixture, all seeds at once; returns (model,
-    [metrics per seed], [checkpoints per seed])."""
-    from .evaluation import Grid, population_metrics
-    from .gmm import GaussianMixture
-    from .spectrum import infonce_loss, operator_spectrum
-
-    dev = select_device(device)
-    configure_threads(threads, dev)
-    mix = GaussianMixture.from_config(gmm)
-    spec = operator_spectrum(mix, gmm["quadrature_nodes"])
-    l_star = infonce_loss(spec, tau * spec.pmi, tau)
-    model = build_model(seeds, 1, 1, dim, train).to(dev, torch.float32)
-
-    def evaluate(fx, gy):
-        loss = infonce_loss(spec, fx @ gy.T, tau)
-        return loss, loss - l_star
-
-    rec = _Recorder(model, train, (spec.quad.x[:, None], spec.quad.y[:, None]), evaluate)
-    t_start = time.perf_counter()
-    if objective == "samples":
-        if pairs is None:
-            raise ValueError("objective 'samples' needs the sampled pairs")
-        steps = fit_pairs(model, pairs, train, tau, dev, rec)
-    elif objective == "population":
-        grid = Grid.from_mixture(mix, train["population_nodes"], torch.float32, dev)
-        steps = fit_population(model, grid, train, tau, rec)
-    else:
-        raise ValueError(f"unknown objective {objective!r}")
-    wall = time.perf_counter() - t_start
-    metrics, ckpts = [], []
-    for r, (seed, scale) in enumerate(zip(model.seeds, model.scales(), strict=True)):
-        ckpt = rec.checkpoints(r) | {"x_nodes": spec.quad.x, "y_nodes": spec.quad.y}
-        hist = rec.history[r]
-        metrics.append(
-            {
-                "dataset": "gmm",
-                "objective": objective,
-                "score": model.score,
-                "D": int(dim),
-                "seed": seed,
-                "tau": tau,
-                **population_metrics(spec, ckpt["f"][-1] @ ckpt["g"][-1].T, tau, l_star),
-                "cosine_scale": scale,
-                "final_train_loss": hist[-1]["train_loss"],
-                "final_val_loss": hist[-1]["val_loss"],
-                "L_star": l_star,
-                "steps": int(steps),
-                "train_seconds": wall,
-                **_run_info(dev),
-                "history": hist,
-            }
-        )
-        ckpts.append(ckpt)
-    return model, metrics, ckpts
-
-
-def train_lcgm(lcgm, train, tau, dim, seeds, threads, pairs, device="auto"):
-    """Train one model per seed on LCGM pairs (objective ``samples``: no quadrature exists in 16
-    dimensions), all seeds at once. Checkpoints hold f, g per epoch on the first
-    ``lcgm.n_checkpoint`` validation pairs of each seed; the probes evaluate the final model."""
-    dev = select_device(device)
-    configure_threads(threads, dev)
-    d_x, d_y = pairs[0]["x_train"].shape[1], pairs[0]["y_train"].shape[1]
-    model = build_model(seeds, d_x, d_y, dim, train).to(dev, torch.float32)
-    n_ck = lcgm["n_checkpoint"]
-    inputs = tuple(np.stack([p[k][:n_ck] for p in pairs]) for k in ("x_val", "y_val"))
-    rec = _Recorder(model, train, inputs)
-    t_start = time.perf_counter()
-    steps = fit_pairs(model, pairs, train, tau, dev, rec)
-    wall = time.perf_counter() - t_start
-    metrics, ckpts = [], []
-    for r, (seed, scale) in enumerate(zip(model.seeds, model.scales(), strict=True)):
-        hist = rec.history[r]
-        metrics.append(
-            {
-                "dataset": "lcgm",
-                "objective": "samples",
-                "score": model.score,
-                "D": int(dim),
-                "seed": seed,
-                "tau": tau,
-                "cosine_scale": scale,
-                "final_train_loss": hist[-1]["train_loss"],
-                "final_val_loss": hist[-1]["val_loss"],
-                "steps": int(steps),
-                "train_seconds": wall,
-                **_run_info(dev),
-                "history": hist,
-            }
-        )
-        ckpts.append(rec.checkpoints(r) | {"x_val_rows": np.arange(n_ck)})
-    return model, metrics, ckpts
-
-
-# --- outputs and the rule -------------------------------------------------------------------------
-def write_outputs(model, metrics: list, checkpoints: list, output, meta: dict) -> None:
-    """Each seed's model, checkpoints and metrics, each file written atomically (metrics last);
-    nothing is written before every seed's metrics are known to be valid JSON."""
-    import json
-
-    from .runtime import atomic_path
-    from .towers import save_replica
-
-    texts = [json.dumps(m, indent=1, allow_nan=False) + "\n" for m in metrics]  # refuses NaN
-    for r, text in enumerate(texts):
-        with atomic_path(output.model[r]) as tmp:
-            save_replica(model, r, meta, tmp)
-        with atomic_path(output.checkpoints[r]) as tmp, open(tmp, "wb") as fh:
-            np.savez(fh, **checkpoints[r])
-        with atomic_path(output.metrics[r]) as tmp:
-            tmp.write_text(text)
-
-
-def run(dataset, data, train, tau, dim, seeds, objective, threads, pairs_paths, output) -> list:
-    """The ``train_encoder`` rule: every seed of one (dataset, objective, score, D) cell;
-    ``data`` is the dataset's config section, ``pairs_paths`` one file per seed (or none)."""
-    from .towers import model_meta
-
-    pairs = [dict(np.load(p)) for p in pairs_paths] if pairs_paths else None
-    if dataset == "gmm":
-        model, metrics, ckpts = train_gmm(data, train, tau, dim, seeds, objective, threads, pairs)
-        for m in metrics:
-            log.info(
-                "D=%d seed=%d %s %s: excess %.4e, L2 (self-normalised, squared) %.4e",
-                dim,
-                m["seed"],
-                objective,
-                model.score,
-                m["mlp_excess_risk"],
-                m["mlp_l2_distance"],
-            )
-    elif dataset == "lcgm":
-        if objective != "samples":
-            raise ValueError(f"the LCGM trains on sampled pairs only, not objective {objective!r}")
-        model, metrics, ckpts = train_lcgm(data, train, tau, dim, seeds, threads, pairs)
-        for m in metrics:
-            log.info("D=%d seed=%d: val loss %.6f", dim, m["seed"], m["final_val_loss"])
-    else:
-        raise ValueError(f"unknown dataset {dataset!r}")
-    log.info("%d seeds trained together in %.1f s", len(seeds), metrics[0]["train_seconds"])
-    write_outputs(model, metrics, ckpts, output, model_meta(model, dim, objective, train, tau))
-    return metrics
