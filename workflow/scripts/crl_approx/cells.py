@@ -72,6 +72,26 @@ class _Recorder:
                 seconds,
             )
 
+    def metrics(self, r, dataset, objective, dim, tau, steps, wall, extra=None) -> dict:
+        """Replica r's metrics.json: the run, ``extra`` (population metrics), its history."""
+        hist = self.history[r]
+        return {
+            "dataset": dataset,
+            "objective": objective,
+            "score": self.model.score,
+            "D": int(dim),
+            "seed": self.model.seeds[r],
+            "tau": tau,
+            **(extra or {}),
+            "cosine_scale": self.model.scales()[r],
+            "final_train_loss": hist[-1]["train_loss"],
+            "final_val_loss": hist[-1]["val_loss"],
+            "steps": int(steps),
+            "train_seconds": wall,
+            **_run_info(next(self.model.parameters()).device),
+            "history": hist,
+        }
+
     def checkpoints(self, r: int) -> dict:
         return {
             "epoch": np.arange(1, len(self.f) + 1),
@@ -111,28 +131,11 @@ def train_gmm(gmm, train, tau, dim, seeds, objective, threads, pairs=None, devic
         raise ValueError(f"unknown objective {objective!r}")
     wall = time.perf_counter() - t_start
     metrics, ckpts = [], []
-    for r, (seed, scale) in enumerate(zip(model.seeds, model.scales(), strict=True)):
+    for r in range(model.replicas):
         ckpt = rec.checkpoints(r) | {"x_nodes": spec.quad.x, "y_nodes": spec.quad.y}
-        hist = rec.history[r]
-        metrics.append(
-            {
-                "dataset": "gmm",
-                "objective": objective,
-                "score": model.score,
-                "D": int(dim),
-                "seed": seed,
-                "tau": tau,
-                **population_metrics(spec, ckpt["f"][-1] @ ckpt["g"][-1].T, tau, l_star),
-                "cosine_scale": scale,
-                "final_train_loss": hist[-1]["train_loss"],
-                "final_val_loss": hist[-1]["val_loss"],
-                "L_star": l_star,
-                "steps": int(steps),
-                "train_seconds": wall,
-                **_run_info(dev),
-                "history": hist,
-            }
-        )
+        score = ckpt["f"][-1] @ ckpt["g"][-1].T
+        extra = population_metrics(spec, score, tau, l_star) | {"L_star": l_star}
+        metrics.append(rec.metrics(r, "gmm", objective, dim, tau, steps, wall, extra))
         ckpts.append(ckpt)
     return model, metrics, ckpts
 
@@ -152,25 +155,8 @@ def train_lcgm(lcgm, train, tau, dim, seeds, threads, pairs, device="auto"):
     steps = fit_pairs(model, pairs, train, tau, dev, rec)
     wall = time.perf_counter() - t_start
     metrics, ckpts = [], []
-    for r, (seed, scale) in enumerate(zip(model.seeds, model.scales(), strict=True)):
-        hist = rec.history[r]
-        metrics.append(
-            {
-                "dataset": "lcgm",
-                "objective": "samples",
-                "score": model.score,
-                "D": int(dim),
-                "seed": seed,
-                "tau": tau,
-                "cosine_scale": scale,
-                "final_train_loss": hist[-1]["train_loss"],
-                "final_val_loss": hist[-1]["val_loss"],
-                "steps": int(steps),
-                "train_seconds": wall,
-                **_run_info(dev),
-                "history": hist,
-            }
-        )
+    for r in range(model.replicas):
+        metrics.append(rec.metrics(r, "lcgm", "samples", dim, tau, steps, wall))
         ckpts.append(rec.checkpoints(r) | {"x_val_rows": np.arange(n_ck)})
     return model, metrics, ckpts
 

@@ -13,7 +13,7 @@ Batching seeds: replica r of :class:`~crl_approx.towers.StackedTwoTower` is seed
 own initialisation, its own data (the seed's pairs), its own permutation stream and its own loss;
 the optimiser (fused AdamW) and the schedule act elementwise, and the summed loss gives each replica
 exactly the gradient of its own loss. So a seed's numbers do not depend on which seeds share its
-job (bitwise on a CPU with a fixed thread count; tests/unit/test_training.py).
+job (bitwise on a CPU with a fixed thread count; tests/unit/test_batched_training.py).
 
 Speed: data stay resident as tensors on the device; each epoch permutes them once into a
 (batches, R, batch, d) layout and slices contiguous batches; the in-batch loss is one autograd
