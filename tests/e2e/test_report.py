@@ -6,6 +6,7 @@ import zipfile
 from contextlib import contextmanager
 
 import pytest
+import yaml
 
 from conftest import REPO, SMOKE_JOBS, run_snakemake
 
@@ -159,12 +160,14 @@ def test_snakemake_report_bundles_the_figures(smoke_run, tmp_path):
     assert any(n.endswith("index.html") for n in names)
 
 
-@pytest.mark.parametrize(
-    "override", ["noise={'window': [0.0001, 0.01]}", "noise={'ci_level': 0.9}"]
-)
-def test_changing_the_noise_fit_reruns_the_assembly_and_no_monte_carlo(smoke_run, override):
+@pytest.mark.parametrize("override", [{"window": [1.0e-4, 1.0e-2]}, {"ci_level": 0.9}])
+def test_changing_the_noise_fit_reruns_the_assembly_and_no_monte_carlo(
+    smoke_run, tmp_path, override
+):
     """The fit settings are the assembly's params only: the 10^7-draw Monte Carlo stays."""
-    jobs = job_counts(dry_run(smoke_run, "--config", override))
+    extra = tmp_path / "noise.yaml"
+    extra.write_text(yaml.safe_dump({"noise": override}))
+    jobs = job_counts(dry_run(smoke_run, str(extra)))
     assert jobs == {
         "assemble_noise": 1,
         "calibration": 1,  # reads the noise table (the rate exponent beside its κ̂)
@@ -175,8 +178,10 @@ def test_changing_the_noise_fit_reruns_the_assembly_and_no_monte_carlo(smoke_run
     }
 
 
-def test_changing_the_monte_carlo_reruns_its_draws(smoke_run):
+def test_changing_the_monte_carlo_reruns_its_draws(smoke_run, tmp_path):
     """The contrapositive: a sampling key (draws per seed) does rerun every Monte Carlo."""
-    jobs = job_counts(dry_run(smoke_run, "--config", "noise={'n_samples': 60000}"))
+    extra = tmp_path / "noise.yaml"
+    extra.write_text(yaml.safe_dump({"noise": {"n_samples": 60000}}))
+    jobs = job_counts(dry_run(smoke_run, str(extra)))
     assert jobs["noise_exponent"] == SMOKE_JOBS["noise_exponent"]
     assert jobs["assemble_noise"] == 1
