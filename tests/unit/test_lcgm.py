@@ -166,3 +166,11 @@ def test_k4_probes_at_k_are_high_and_excess_small(k4_sweep):
         assert r["cc_capture_g"] > 0.9
         assert 0 < r["heldout_excess"] < 0.02
         assert runs[1, seed]["heldout_excess"] > 10 * r["heldout_excess"]
+
+
+def test_row_logsumexp_matches_scipy_where_a_naive_sum_overflows():
+    from crl_approx.lcgm import row_logsumexp
+
+    a = np.random.default_rng(0).normal(0, 300, size=(50, 70))  # exp overflows float64 unshifted
+    np.testing.assert_allclose(row_logsumexp(a), logsumexp(a, axis=1), rtol=1e-13)
+    assert np.isfinite(row_logsumexp(a)).all()
