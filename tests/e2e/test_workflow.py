@@ -57,7 +57,7 @@ def test_rerun_is_a_no_op_and_tau_change_reruns_the_spectrum(smoke_run):
 
 
 def test_default_config_reproduces_the_paper_digits(tmp_path):
-    # the spectrum rule only (the whole default run trains 84 models: minutes, not a test)
+    # the spectrum rule only (the whole default run, 60 models in 20 training jobs, takes minutes)
     check(run_snakemake(tmp_path, "--cores", "2", "compute_spectrum"))
     table = pd.read_csv(tmp_path / "results" / "gmm" / "spectrum.csv").set_index("D")
     paper = {

@@ -313,9 +313,9 @@ def plot_noise_exponent(table_csv, curve_csv, path) -> None:
                     label="1 − 1/(log(1/t) + C₀)",
                 )
             if "paper_mu_hat" in row and pd.notna(row.get("paper_mu_hat")):
-                ax2.axhline(
-                    row["paper_mu_hat"], color=COLORS["paper"], ls=":", label="paper: μ̂ = 0.8789"
-                )
+                paper_mu = row["paper_mu_hat"]  # from paper_values.yaml, through the table
+                label = f"paper: μ̂ = {paper_mu:.4f}"
+                ax2.axhline(paper_mu, color=COLORS["paper"], ls=":", label=label)
         lo, hi = pooled["window_lo"].iloc[0], pooled["window_hi"].iloc[0]
         for a in (ax, ax2):
             a.axvspan(lo, hi, color="grey", alpha=0.12, lw=0)
