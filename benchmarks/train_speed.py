@@ -112,10 +112,8 @@ def epoch_workflow(xs, ys, dim, batch, seeds):
     opt = training.make_optimizer(model, TRAIN, 10_000)
     gens = [torch.Generator().manual_seed(s) for s in seeds]
     t0 = time.perf_counter()
-    perms = training.epoch_permutations(gens, xs.shape[1], xs.device)
-    xb, yb = training.as_batches(xs, perms, batch), training.as_batches(ys, perms, batch)
-    training.samples_epoch(model, opt, xb, yb, TAU).tolist()  # the epoch's one host sync
-    return time.perf_counter() - t0, xb.shape[0], len(seeds)
+    training.shuffled_epoch(model, opt, xs, ys, gens, batch, TAU).tolist()  # the one host sync
+    return time.perf_counter() - t0, xs.shape[1] // batch, len(seeds)
 
 
 def startup(threads: int) -> dict[str, float]:

@@ -80,7 +80,7 @@ def test_default_noise_monte_carlo_reproduces_the_paper_exponent(tmp_path, defau
     record = json.loads(
         (tmp_path / "results" / "noise" / "gmm" / "seed~0" / "counts.json").read_text()
     )
-    fit, _ = seed_fit(record, default_config["noise"])  # the assembly's per-seed fit
+    fit = seed_fit(record, default_config["noise"])  # the assembly's per-seed fit
     assert fit["n_samples"] == 10_000_000
     assert (fit["window_lo"], fit["window_hi"]) == (1e-5, 1e-3)
     assert fit["mu_ci_lo"] <= 0.878890 <= fit["mu_ci_hi"]

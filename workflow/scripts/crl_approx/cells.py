@@ -53,12 +53,10 @@ class _Recorder:
         seconds = time.perf_counter() - t0
         for r, seed in enumerate(self.model.seeds):
             rec = {"epoch": epoch, "train_loss": values[0][r]}
-            if self.evaluate is None:
-                rec["val_loss"] = values[1][r]
-            else:
-                loss, excess = self.evaluate(fx[r], gy[r])
-                rec["val_loss"] = loss if val_loss is None else values[1][r]
-                rec["excess_risk"] = excess
+            if self.evaluate is not None:
+                loss, rec["excess_risk"] = self.evaluate(fx[r], gy[r])
+            # val: the in-batch validation loss, or (population objective) the evaluation grid's
+            rec["val_loss"] = loss if val_loss is None else values[1][r]
             rec["seconds"] = seconds
             self.history[r].append(rec)
             log.info(

@@ -359,15 +359,16 @@ def estimate_args(noise: dict) -> dict:
 
 
 def seed_fit(record: dict, noise: dict):
-    """The fit of one seed's Monte Carlo counts (bootstrap stream of that seed)."""
-    summary, curve = estimate_from_counts(
+    """The fit of one seed's Monte Carlo counts (bootstrap stream of that seed): its summary row
+    (the reported curve is the pooled one)."""
+    summary, _ = estimate_from_counts(
         np.asarray(record["count"]),
         record["n_samples"],
         np.asarray(record["t"]),
         rng=stream(record["seed"], STREAM_BOOT),
         **estimate_args(noise),
     )
-    return {k: record[k] for k in ("dataset", "seed", "scheme")} | summary, curve
+    return {k: record[k] for k in ("dataset", "seed", "scheme")} | summary
 
 
 def pooled(records: list[dict], noise: dict):
@@ -402,7 +403,7 @@ def run_assemble(count_paths, datasets, gmm: dict, noise: dict, paper_path, outp
     for dataset in datasets:
         mine = sorted((r for r in records if r["dataset"] == dataset), key=lambda r: r["seed"])
         summary, curve = pooled(mine, noise)
-        fits = [seed_fit(r, noise)[0] for r in mine]
+        fits = [seed_fit(r, noise) for r in mine]
         for f in fits:
             log.info("%s seed %d: mu_hat %.4f", dataset, f["seed"], f["mu_hat"])
             rows.append({**f, "sample": f"seed {f['seed']}"})

@@ -46,10 +46,7 @@ def _gmm_draws(mix: GaussianMixture, scheme: str, m: int, rng):
     x = zx * mix.mu_x + mix.sigma_x * rng.standard_normal(m)
     y = zy * mix.mu_y + mix.sigma_y * rng.standard_normal(m)
     y2 = zy2 * mix.mu_y + mix.sigma_y * rng.standard_normal(m)
-    llr_x = mix.llr_x(x)
-    r1 = np.exp(mix._pmi_from_llr(llr_x, mix.llr_y(y)))
-    r2 = np.exp(mix._pmi_from_llr(llr_x, mix.llr_y(y2)))
-    return r1, r2
+    return np.exp(mix.pmi_pointwise(x, y)), np.exp(mix.pmi_pointwise(x, y2))
 
 
 def _projected_posteriors(a: float, sigma: float, prior: np.ndarray, z: np.ndarray, rng):
@@ -69,7 +66,7 @@ def _projected_posteriors(a: float, sigma: float, prior: np.ndarray, z: np.ndarr
 
 def _lcgm_draws(model, scheme: str, m: int, rng):
     """r(x, y) = Σ_k p(k|x) p(k|y)/π_k and r(x, y′) of m triples, K normals per point."""
-    (a,), (b,) = _orthogonal_scale(model.means_x), _orthogonal_scale(model.means_y)
+    a, b = _orthogonal_scale(model.means_x), _orthogonal_scale(model.means_y)
     zx = _classes(model.prior, m, rng)
     zy = zx if scheme == "conditional" else _classes(model.prior, m, rng)
     zy2 = _classes(model.prior, m, rng)
@@ -79,13 +76,13 @@ def _lcgm_draws(model, scheme: str, m: int, rng):
     return (px * py).sum(1), (px * py2).sum(1)
 
 
-def _orthogonal_scale(means: np.ndarray) -> tuple[float]:
+def _orthogonal_scale(means: np.ndarray) -> float:
     """The common length a of class means a·q_k with orthonormal q_k (an error otherwise: the
     projected sampler needs that structure, which LatentClassModel builds by construction)."""
     a = float(np.linalg.norm(means[0]))
     if not np.allclose(means @ means.T, a * a * np.eye(means.shape[0]), atol=1e-9 * max(a * a, 1)):
         raise ValueError("the LCGM class means are not a·(orthonormal directions)")
-    return (a,)
+    return a
 
 
 def sample_abs_delta(model, scheme: str, n: int, rng, chunk: int = 1_000_000) -> np.ndarray:

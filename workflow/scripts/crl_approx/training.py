@@ -18,7 +18,7 @@ job (bitwise on a CPU with a fixed thread count; tests/unit/test_batched_trainin
 Speed: data stay resident as tensors on the device; each epoch permutes them once into a
 (batches, R, batch, d) layout and slices contiguous batches; the in-batch loss is one autograd
 function (softmax forward, (P − I)·scale backward, no one-hot or log-softmax pass); the host waits
-for the device once per epoch (losses and checkpoint together).
+for the device once per epoch, for the epoch's losses (the checkpoint copy follows it).
 """
 
 from __future__ import annotations
@@ -57,8 +57,8 @@ def configure_threads(threads: int, device: torch.device) -> None:
 class FusedAdamW:
     """AdamW (β = 0.9, 0.999, ε = 1e-8, decoupled weight decay) as one call of torch's fused
     kernel per step, the kernel ``torch.optim.AdamW(fused=True)`` runs, without torch.optim:
-    constructing a torch.optim optimizer imports torch._dynamo (~1.3 s per job, measured in
-    benchmarks/train_speed.py). The learning rate of step t (1-based) comes from ``lr_at``."""
+    constructing a torch.optim optimizer imports torch._dynamo (~1.2 s per job, measured in
+    benchmarks/train_speed.py). The learning rate of step t = 0, 1, … comes from ``lr_at``."""
 
     def __init__(self, params, lr_at, weight_decay: float):
         self.params = [p for p in params if p.requires_grad]
@@ -108,8 +108,8 @@ def make_optimizer(model: torch.nn.Module, train: dict, total_steps: int) -> Fus
 
 def check_losses(values, seeds, epoch: int, train: dict) -> None:
     """Any seed's loss not finite or above train.max_loss fails the whole job."""
-    bad = [(s, v) for s, v in zip(seeds, values, strict=True) if not math.isfinite(v)]
-    bad += [(s, v) for s, v in zip(seeds, values, strict=True) if v > train["max_loss"]]
+    limit = train["max_loss"]
+    bad = [(s, v) for s, v in zip(seeds, values, strict=True) if not math.isfinite(v) or v > limit]
     if bad:
         which = ", ".join(f"seed {s}: {v!r}" for s, v in bad)
         raise TrainingDiverged(
@@ -178,6 +178,13 @@ def as_batches(x: torch.Tensor, perms: torch.Tensor, batch: int) -> torch.Tensor
     return xp.view(r, nb, batch, d).transpose(0, 1).contiguous()
 
 
+def shuffled_epoch(model, opt, x: torch.Tensor, y: torch.Tensor, gens, batch: int, tau: float):
+    """One epoch of the ``samples`` objective over the pairs x, y (R, n, d): a fresh permutation
+    per replica from its generator, full batches only; the mean loss per replica, unsynchronised."""
+    perms = epoch_permutations(gens, x.shape[1], x.device)
+    return samples_epoch(model, opt, as_batches(x, perms, batch), as_batches(y, perms, batch), tau)
+
+
 def samples_epoch(model, opt, xb: torch.Tensor, yb: torch.Tensor, tau: float):
     """One epoch over the batches (batches, R, batch, d); returns the mean loss per replica as a
     tensor (not yet synchronised)."""
@@ -229,9 +236,7 @@ def fit_pairs(model, pairs: list[dict], train: dict, tau: float, dev, end_epoch)
     for epoch in range(1, epochs + 1):
         t0 = time.perf_counter()
         model.train()
-        perms = epoch_permutations(gens, x.shape[1], dev)
-        xb, yb = as_batches(x, perms, batch), as_batches(y, perms, batch)
-        train_loss = samples_epoch(model, opt, xb, yb, tau)
+        train_loss = shuffled_epoch(model, opt, x, y, gens, batch, tau)
         model.eval()
         end_epoch(epoch, train_loss, block_losses(model, xv, yv, tau, batch), t0)
     return epochs * n_batches
