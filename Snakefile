@@ -17,6 +17,7 @@ include: "workflow/rules/spectra.smk"
 include: "workflow/rules/encoders.smk"
 include: "workflow/rules/lcgm.smk"
 include: "workflow/rules/noise.smk"
+include: "workflow/rules/sample_size.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -38,4 +39,5 @@ rule all:
         rules.assemble_noise.output,
         rules.calibration.output,
         rules.assemble_cosine.output,
+        rules.assemble_sample_size.output,
         rules.build_report.output,

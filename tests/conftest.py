@@ -24,6 +24,11 @@ SMOKE_JOBS = {
     "assemble_noise": 1,
     "calibration": 1,
     "assemble_cosine": 1,
+    "make_pool": 1,  # n = 1024 (the pool of 4096 = gmm.n_train is make_dataset's file)
+    # pool 1024 at D = 1, 2; fresh at D = 1, 2 and at 2x budget at D = 2; lr 0.003 for fresh and
+    # the pool of 4096 at D = 2 (pool 4096 at 1x and train.lr is the samples run: no job)
+    "train_sample_size": 7,
+    "assemble_sample_size": 1,
     "plot_eigenvalues": 1,
     "plot_excess": 1,
     "plot_training_curves": 1,
@@ -34,6 +39,7 @@ SMOKE_JOBS = {
     "plot_noise_exponent": 1,
     "plot_calibration": 1,
     "plot_cosine": 1,
+    "plot_sample_size": 1,
     "build_report": 1,
 }
 

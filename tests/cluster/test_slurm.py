@@ -44,8 +44,13 @@ def slurm_profile(tmp_path: Path) -> Path:
     start_slurm.sh is well above 3 × the 5 s first status check)."""
     profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
     profile["default-resources"].update(slurm_account="crltest", slurm_partition="main")
-    profile["set-resources"]["train_encoder"].update(slurm_partition="main", cpus_per_task=2)
-    profile["set-resources"]["train_encoder"]["mem_mb"] = 4000
+    for rule in ("train_encoder", "train_sample_size"):
+        gpu_job = dict(profile["set-resources"][rule])  # a copy: the profile's YAML aliases them
+        profile["set-resources"][rule] = gpu_job | {
+            "slurm_partition": "main",
+            "cpus_per_task": 2,
+            "mem_mb": 4000,
+        }
     profile.update(
         {
             "jobs": 4,
@@ -114,11 +119,12 @@ def test_workflow_runs_through_the_slurm_profile(tmp_path, smoke_run):
         assert job["JobState"] == "COMPLETED", job
     assert {r: len(j) for r, j in rules.items()} == SMOKE_JOBS
     # the GPU request travelled with the training jobs only
-    for job in rules["train_encoder"]:
+    training = ("train_encoder", "train_sample_size")
+    for job in rules["train_encoder"] + rules["train_sample_size"]:
         assert "gpu:1" in job.get("TresPerJob", ""), job
         assert job["Partition"] == "main"
     for rule, jobs in rules.items():
-        if rule != "train_encoder":
+        if rule not in training:
             for job in jobs:
                 assert "gpu" not in job.get("TresPerJob", "") + job.get("TRES", ""), job
 

@@ -41,10 +41,11 @@ def test_gpu_jobs_never_overlap_while_cpu_jobs_run_beside_them(tmp_path):
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     logs = tmp_path / "logs"
-    train = [job_interval(p) for p in sorted((logs / "train_encoder").rglob("*.log"))]
+    train_rules = ("train_encoder", "train_sample_size")
+    train = [job_interval(p) for rule in train_rules for p in sorted((logs / rule).rglob("*.log"))]
     cpu_rules = ("compute_spectrum", "compute_rank_floor", "make_dataset", "compute_theory_sizes")
     cpu = [job_interval(p) for rule in cpu_rules for p in sorted((logs / rule).rglob("*.log"))]
-    assert len(train) == SMOKE_JOBS["train_encoder"]
+    assert len(train) == sum(SMOKE_JOBS[rule] for rule in train_rules)
     assert len(cpu) == sum(SMOKE_JOBS[rule] for rule in cpu_rules)
     for i, a in enumerate(train):
         for b in train[i + 1 :]:

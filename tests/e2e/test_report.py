@@ -38,6 +38,10 @@ IDS = [
     "fig-calibration",
     "cosine-table",
     "fig-cosine",
+    "sample-size-table",
+    "sample-size-fits",
+    "sample-size-lr",
+    "fig-sample-size",
 ]
 PLOT_RULES = {rule: n for rule, n in SMOKE_JOBS.items() if rule.startswith("plot_")}
 
@@ -121,6 +125,9 @@ def test_editing_tau_reruns_what_depends_on_it_and_nothing_else(smoke_run):
         "assemble_lcgm": 1,
         "calibration": 1,
         "assemble_cosine": 1,
+        "train_sample_size": 7,
+        "assemble_sample_size": 1,
+        "plot_sample_size": 1,
         "plot_eigenvalues": 1,
         "plot_excess": 1,
         "plot_training_curves": 1,

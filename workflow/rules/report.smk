@@ -144,13 +144,19 @@ rule build_report:
         noise_table=rules.assemble_noise.output.table,
         calibration_table=rules.calibration.output.table,
         cosine_table=rules.assemble_cosine.output.table,
+        sample_size_table=rules.assemble_sample_size.output.table,
+        sample_size_fits=rules.assemble_sample_size.output.fits,
+        fig_sample_size=rules.plot_sample_size.output.figure,
         fig_noise=rules.plot_noise_exponent.output.figure,
         fig_calibration=rules.plot_calibration.output.figure,
         fig_cosine=rules.plot_cosine.output.figure,
         paper=repo_path("workflow", "resources", "paper_values.yaml"),
         template=repo_path("report", "templates", "index.html.j2"),
         css=repo_path("report", "style.css"),
-        code=repo_path("workflow", "scripts", "crl_approx", "report.py"),
+        code=[
+            repo_path("workflow", "scripts", "crl_approx", name)
+            for name in ("report.py", "sample_size_report.py")
+        ],
     output:
         html=report(
             "results/report/index.html",
@@ -180,6 +186,7 @@ rule build_report:
             "fig_noise",
             "fig_calibration",
             "fig_cosine",
+            "fig_sample_size",
         ],
     script:
         "../scripts/build_report.py"

@@ -18,7 +18,14 @@ import numpy as np
 import torch
 
 from .towers import build_model, embed
-from .training import check_losses, configure_threads, fit_pairs, fit_population, select_device
+from .training import (
+    check_losses,
+    configure_threads,
+    fit_fresh,
+    fit_pairs,
+    fit_population,
+    select_device,
+)
 
 log = logging.getLogger(__name__)
 
@@ -98,9 +105,23 @@ class _Recorder:
         }
 
 
-def train_gmm(gmm, train, tau, dim, seeds, objective, threads, pairs=None, device="auto"):
+def train_gmm(
+    gmm,
+    train,
+    tau,
+    dim,
+    seeds,
+    objective,
+    threads,
+    pairs=None,
+    device="auto",
+    steps=None,
+    fresh=False,
+):
     """Train one model per seed on the Gaussian mixture, all seeds at once; returns (model,
-    [metrics per seed], [checkpoints per seed])."""
+    [metrics per seed], [checkpoints per seed]). Objective ``samples``: on each seed's pool of
+    ``pairs`` (``steps`` steps, default ``train.epochs`` passes), or with ``fresh`` on a fresh
+    stream for ``steps`` steps (``pairs`` then only give the validation pairs)."""
     from .evaluation import Grid, population_metrics
     from .gmm import GaussianMixture
     from .spectrum import infonce_loss, operator_spectrum
@@ -121,7 +142,10 @@ def train_gmm(gmm, train, tau, dim, seeds, objective, threads, pairs=None, devic
     if objective == "samples":
         if pairs is None:
             raise ValueError("objective 'samples' needs the sampled pairs")
-        steps = fit_pairs(model, pairs, train, tau, dev, rec)
+        if fresh:
+            steps = fit_fresh(model, mix, pairs, train, tau, dev, rec, steps)
+        else:
+            steps = fit_pairs(model, pairs, train, tau, dev, rec, steps)
     elif objective == "population":
         grid = Grid.from_mixture(mix, train["population_nodes"], torch.float32, dev)
         steps = fit_population(model, grid, train, tau, rec)
@@ -159,7 +183,7 @@ def train_lcgm(lcgm, train, tau, dim, seeds, threads, pairs, device="auto"):
     return model, metrics, ckpts
 
 
-# --- outputs and the rule -------------------------------------------------------------------------
+# --- outputs and the rules ------------------------------------------------------------------------
 def write_outputs(model, metrics: list, checkpoints: list, output, meta: dict) -> None:
     """Each seed's model, checkpoints and metrics, each file written atomically (metrics last);
     nothing is written before every seed's metrics are known to be valid JSON."""
@@ -204,4 +228,40 @@ def run(dataset, data, train, tau, dim, seeds, objective, threads, pairs_paths, 
         raise ValueError(f"unknown dataset {dataset!r}")
     log.info("%d seeds trained together in %.1f s", len(seeds), metrics[0]["train_seconds"])
     write_outputs(model, metrics, ckpts, output, model_meta(model, dim, objective, train, tau))
+    return metrics
+
+
+def run_sample_size(data, train, tau, dim, seeds, pool, steps, threads, pairs_paths, output):
+    """The ``train_sample_size`` rule: every seed of one cell of the sample-size study, trained
+    with the `samples` objective for ``steps`` steps on a pool of sampled pairs (``pool`` its size,
+    ``pairs_paths`` one file per seed) or, for ``pool == "fresh"``, on a fresh stream (validation
+    pairs drawn as make_dataset draws them)."""
+    from .data import gmm_pairs
+    from .towers import model_meta
+
+    fresh = pool == "fresh"
+    if fresh:
+        pairs = [gmm_pairs(data, seed, splits=("val",)) for seed in seeds]
+    else:
+        pairs = [dict(np.load(p)) for p in pairs_paths]
+    model, metrics, ckpts = train_gmm(
+        data, train, tau, dim, seeds, "samples", threads, pairs, steps=steps, fresh=fresh
+    )
+    seen = int(steps) * train["batch_size"]
+    for m in metrics:
+        m["pool"] = "fresh" if fresh else int(pool)
+        m["lr"] = train["lr"]
+        m["pairs_seen"] = seen
+        m["distinct_pairs"] = seen if fresh else min(int(pool), seen)
+        log.info(
+            "D=%d seed=%d pool %s, %d steps, lr %g: excess %.4e",
+            dim,
+            m["seed"],
+            m["pool"],
+            steps,
+            train["lr"],
+            m["mlp_excess_risk"],
+        )
+    log.info("%d seeds trained together in %.1f s", len(seeds), metrics[0]["train_seconds"])
+    write_outputs(model, metrics, ckpts, output, model_meta(model, dim, "samples", train, tau))
     return metrics

@@ -200,11 +200,39 @@ def _cross_key_errors(cfg: dict) -> list[str]:
                 f"config key 'noise.t_min': {noise['t_min']:g} is not below noise.t_max = "
                 f"{noise['t_max']:g}; allowed: t_min < t_max"
             )
+    errors += _sample_size_errors(cfg)
     cal = cfg.get("calibration", {})
     if cal.get("truncation_max_rank") and n_hi and cal["truncation_max_rank"] >= 2 * n_hi:
         errors.append(
             f"config key 'calibration.truncation_max_rank': {cal['truncation_max_rank']} is not "
             f"below the {2 * n_hi} eigenvalues of the evaluation quadrature; allowed: < {2 * n_hi}"
+        )
+    return errors
+
+
+def _sample_size_errors(cfg: dict) -> list[str]:
+    study, dims = cfg.get("sample_size", {}), cfg.get("gmm", {}).get("dims") or []
+    errors = []
+    outside = [d for d in study.get("budget_dims", []) if d not in dims]
+    if outside:
+        errors.append(
+            f"config key 'sample_size.budget_dims': {outside} not in gmm.dims = {dims}; allowed: "
+            f"a subset of gmm.dims"
+        )
+    known = ["fresh"] * bool(study.get("fresh")) + list(study.get("pools", []))
+    unknown = [p for p in study.get("lr_protocols", []) if p not in known]
+    if unknown:
+        errors.append(
+            f"config key 'sample_size.lr_protocols': {unknown} not among the study's protocols "
+            f"{known}; allowed: 'fresh' (with sample_size.fresh: true) or sizes in "
+            f"sample_size.pools"
+        )
+    batch = cfg.get("train", {}).get("batch_size", 0)
+    small = [n for n in study.get("pools", []) if n < batch]
+    if small:
+        errors.append(
+            f"config key 'sample_size.pools': {small} smaller than train.batch_size = {batch}; "
+            f"allowed: pools of at least one batch"
         )
     return errors
 

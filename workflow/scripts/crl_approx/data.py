@@ -12,7 +12,10 @@ from .runtime import atomic_path
 log = logging.getLogger(__name__)
 
 #: independent random streams derived from one seed (numpy SeedSequence spawn keys)
-STREAM_TRAIN, STREAM_VAL, STREAM_FIT, STREAM_TEST = 1, 2, 3, 4
+STREAM_TRAIN, STREAM_VAL, STREAM_FIT, STREAM_TEST, STREAM_FRESH = 1, 2, 3, 4, 5
+#: batches drawn per call of a fresh stream (fixed: batch k of a seed's stream is then the same
+#: whatever the number of steps a run takes)
+FRESH_CHUNK = 64
 
 
 def stream(seed: int, key: int) -> np.random.Generator:
@@ -20,18 +23,28 @@ def stream(seed: int, key: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(entropy=seed, spawn_key=(key,)))
 
 
-def gmm_pairs(gmm: dict, seed: int) -> dict[str, np.ndarray]:
+def gmm_pairs(gmm: dict, seed: int, splits=("train", "val")) -> dict[str, np.ndarray]:
+    """The mixture's pairs of one seed: ``gmm.n_train`` training pairs (stream 1) and ``gmm.n_val``
+    validation pairs (stream 2). A pool of n pairs for the sample-size study is this with
+    ``n_train = n``: the pool of n = gmm.n_train is the `samples` run's own training set."""
     mix = GaussianMixture.from_config(gmm)
     out = {}
-    for split, key, n in (
-        ("train", STREAM_TRAIN, gmm["n_train"]),
-        ("val", STREAM_VAL, gmm["n_val"]),
-    ):
-        x, y, z = mix.sample(n, stream(seed, key))
+    for split in splits:
+        key = {"train": STREAM_TRAIN, "val": STREAM_VAL}[split]
+        x, y, z = mix.sample(gmm[f"n_{split}"], stream(seed, key))
         out[f"x_{split}"] = x[:, None]
         out[f"y_{split}"] = y[:, None]
         out[f"z_{split}"] = z
     return out
+
+
+def fresh_blocks(mix: GaussianMixture, seed: int, batch: int, chunk: int = FRESH_CHUNK):
+    """A seed's fresh stream: endless blocks (x, y) of shape (chunk, batch), every pair drawn anew
+    from the mixture by the seed's own generator (stream 5, apart from the pools' streams)."""
+    rng = stream(seed, STREAM_FRESH)
+    while True:
+        x, y, _ = mix.sample(chunk * batch, rng)
+        yield x.reshape(chunk, batch), y.reshape(chunk, batch)
 
 
 def lcgm_pairs(lcgm: dict, seed: int) -> dict[str, np.ndarray]:
@@ -58,7 +71,8 @@ def save_npz(arrays: dict, path) -> None:
 
 
 def run(dataset: str, params: dict, seed: int, output) -> None:
-    """The ``make_dataset`` rule: ``params`` is the dataset's config section."""
+    """The ``make_dataset`` and ``make_pool`` rules: ``params`` is the dataset's config section
+    (for a pool, with ``n_train`` the pool's size)."""
     arrays = {"gmm": gmm_pairs, "lcgm": lcgm_pairs}[dataset](params, seed)
     for name, arr in arrays.items():
         log.info("%s: shape %s, mean %.4f, sd %.4f", name, arr.shape, arr.mean(), arr.std())

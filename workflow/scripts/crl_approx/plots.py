@@ -448,5 +448,9 @@ def draw(kind: str, inputs, params, path) -> None:
         plot_calibration(inputs.points, inputs.table, path)
     elif kind == "cosine":
         plot_cosine(inputs.table, path)
+    elif kind == "sample_size":
+        from .sample_size_plot import plot_sample_size
+
+        plot_sample_size(inputs.table, inputs.fits, path)
     else:
         raise ValueError(f"unknown plot kind {kind!r}")

@@ -374,6 +374,8 @@ def table2(table: pd.DataFrame) -> dict:
 
 def build(inputs, params, output, repo: Path) -> str:
     """The ``build_report`` rule: render the template into one HTML file."""
+    from . import sample_size_report  # it imports this module's formatters
+
     config = params.config
     paper = load_paper_values(inputs.paper)
     t1 = pd.read_csv(inputs.table1)
@@ -398,6 +400,9 @@ def build(inputs, params, output, repo: Path) -> str:
         "cosine": cosine_context(inputs.cosine_table)
         if set(config["ablation"]["scores"]) >= {"inner", "cosine"}
         else None,
+        "sample_size": sample_size_report.context(
+            inputs.sample_size_table, inputs.sample_size_fits, config["train"]["default_objective"]
+        ),
         "lcgm": lcgm_context(
             inputs.lcgm_table, inputs.lcgm_elbow, inputs.lcgm_design, paper["lcgm"]
         ),

@@ -178,24 +178,53 @@ def as_batches(x: torch.Tensor, perms: torch.Tensor, batch: int) -> torch.Tensor
     return xp.view(r, nb, batch, d).transpose(0, 1).contiguous()
 
 
-def shuffled_epoch(model, opt, x: torch.Tensor, y: torch.Tensor, gens, batch: int, tau: float):
-    """One epoch of the ``samples`` objective over the pairs x, y (R, n, d): a fresh permutation
-    per replica from its generator, full batches only; the mean loss per replica, unsynchronised."""
-    perms = epoch_permutations(gens, x.shape[1], x.device)
-    return samples_epoch(model, opt, as_batches(x, perms, batch), as_batches(y, perms, batch), tau)
+def pool_batches(x: torch.Tensor, y: torch.Tensor, gens, batch: int):
+    """Endless (R, batch, d) batches of the pairs x, y (R, n, d): epoch after epoch, each epoch a
+    fresh permutation per replica from its generator, full batches only."""
+    while True:
+        perms = epoch_permutations(gens, x.shape[1], x.device)
+        xb, yb = as_batches(x, perms, batch), as_batches(y, perms, batch)
+        yield from zip(xb.unbind(0), yb.unbind(0), strict=True)
 
 
-def samples_epoch(model, opt, xb: torch.Tensor, yb: torch.Tensor, tau: float):
-    """One epoch over the batches (batches, R, batch, d); returns the mean loss per replica as a
-    tensor (not yet synchronised)."""
-    total = torch.zeros(xb.shape[1], dtype=xb.dtype, device=xb.device)
-    for b in range(xb.shape[0]):
-        loss = in_batch_loss(model, xb[b], yb[b], tau)
+def fresh_batches(mix, seeds, batch: int, dtype, dev):
+    """Endless (R, batch, 1) batches of the mixture, every batch drawn anew: replica r's from
+    seed r's own fresh stream (:func:`crl_approx.data.fresh_blocks`), so that a seed's batches
+    depend on nothing but the seed and the batch size."""
+    from .data import fresh_blocks
+
+    def block(arrays):  # R arrays (chunk, batch) -> (chunk, R, batch, 1) on the device
+        return torch.as_tensor(np.stack(arrays, 1)[..., None], dtype=dtype, device=dev)
+
+    for blocks in zip(*(fresh_blocks(mix, s, batch) for s in seeds), strict=True):
+        x, y = block([b[0] for b in blocks]), block([b[1] for b in blocks])
+        yield from zip(x.unbind(0), y.unbind(0), strict=True)
+
+
+def run_steps(model, opt, batches, n_steps: int, tau: float):
+    """``n_steps`` optimiser steps on the next batches of ``batches``; the mean loss per replica
+    as a tensor (not yet synchronised)."""
+    p = next(model.parameters())
+    total = torch.zeros(model.replicas, dtype=p.dtype, device=p.device)
+    for _ in range(n_steps):
+        xb, yb = next(batches)
+        loss = in_batch_loss(model, xb, yb, tau)
         opt.zero_grad()
         loss.sum().backward()
         opt.step()
         total += loss.detach()
-    return total / xb.shape[0]
+    return total / max(1, n_steps)
+
+
+def shuffled_epoch(model, opt, x: torch.Tensor, y: torch.Tensor, gens, batch: int, tau: float):
+    """One epoch of the ``samples`` objective over the pairs x, y (R, n, d): a fresh permutation
+    per replica from its generator, full batches only; the mean loss per replica, unsynchronised."""
+    return run_steps(model, opt, pool_batches(x, y, gens, batch), x.shape[1] // batch, tau)
+
+
+def split_steps(total: int, parts: int) -> list[int]:
+    """``total`` steps in ``parts`` checkpoints, as even as integers allow (earlier ones longer)."""
+    return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
 
 
 @torch.inference_mode()
@@ -217,29 +246,44 @@ def stack_pairs(pairs: list[dict], key: str, dtype, dev) -> torch.Tensor:
     return torch.as_tensor(np.stack([p[key] for p in pairs]), dtype=dtype, device=dev)
 
 
-def fit_pairs(model, pairs: list[dict], train: dict, tau: float, dev, end_epoch) -> int:
-    """The ``samples`` objective: in-batch InfoNCE over each seed's training pairs for
-    ``train.epochs`` epochs. ``end_epoch(epoch, train_loss, val_loss, t0)`` runs after each epoch
-    with tensors of R losses (val: the in-batch loss on the validation pairs). Returns the number
-    of optimiser steps."""
+def fit_pairs(model, pairs: list[dict], train: dict, tau: float, dev, end_epoch, steps=None) -> int:
+    """The ``samples`` objective on each seed's pool of training pairs: ``steps`` optimiser steps
+    (default: ``train.epochs`` passes, ``train.epochs × ⌊n / batch⌋`` steps), epoch after epoch
+    over the pool. Returns the number of steps."""
     dtype = torch.float32
     x, y = (stack_pairs(pairs, k, dtype, dev) for k in ("x_train", "y_train"))
-    xv, yv = (stack_pairs(pairs, k, dtype, dev) for k in ("x_val", "y_val"))
     batch = train["batch_size"]
     n_batches = x.shape[1] // batch
     if n_batches == 0:
         raise ValueError(f"{x.shape[1]} training pairs are fewer than train.batch_size = {batch}")
-    epochs = train["epochs"]
-    opt = make_optimizer(model, train, epochs * n_batches)
     # one generator per seed: a seed's permutations do not depend on the other seeds
     gens = [torch.Generator().manual_seed(s) for s in model.seeds]
-    for epoch in range(1, epochs + 1):
+    total = train["epochs"] * n_batches if steps is None else int(steps)
+    val = tuple(stack_pairs(pairs, k, dtype, dev) for k in ("x_val", "y_val"))
+    return fit_stream(model, pool_batches(x, y, gens, batch), total, val, train, tau, end_epoch)
+
+
+def fit_fresh(model, mix, val_pairs: list[dict], train: dict, tau: float, dev, end_epoch, steps):
+    """The ``samples`` objective on a fresh stream: ``steps`` steps, every batch drawn anew from
+    the mixture (each pair seen once). Returns the number of steps."""
+    dtype = torch.float32
+    batches = fresh_batches(mix, model.seeds, train["batch_size"], dtype, dev)
+    val = tuple(stack_pairs(val_pairs, k, dtype, dev) for k in ("x_val", "y_val"))
+    return fit_stream(model, batches, int(steps), val, train, tau, end_epoch)
+
+
+def fit_stream(model, batches, total: int, val, train: dict, tau: float, end_epoch) -> int:
+    """``total`` steps of in-batch InfoNCE on ``batches`` under one lr schedule, split into
+    ``train.epochs`` checkpoints. ``end_epoch(epoch, train_loss, val_loss, t0)`` runs after each
+    with tensors of R losses (val: the in-batch loss on the validation pairs ``val``)."""
+    opt = make_optimizer(model, train, total)
+    for epoch, n_steps in enumerate(split_steps(total, train["epochs"]), start=1):
         t0 = time.perf_counter()
         model.train()
-        train_loss = shuffled_epoch(model, opt, x, y, gens, batch, tau)
+        train_loss = run_steps(model, opt, batches, n_steps, tau)
         model.eval()
-        end_epoch(epoch, train_loss, block_losses(model, xv, yv, tau, batch), t0)
-    return epochs * n_batches
+        end_epoch(epoch, train_loss, block_losses(model, *val, tau, train["batch_size"]), t0)
+    return total
 
 
 def fit_population(model, grid, train: dict, tau: float, end_epoch) -> int:
@@ -250,8 +294,7 @@ def fit_population(model, grid, train: dict, tau: float, end_epoch) -> int:
     r = model.replicas
     gx = grid.x.expand(r, *grid.x.shape).contiguous()
     gy = grid.y.expand(r, *grid.y.shape).contiguous()
-    per_epoch = [steps // epochs + (1 if i < steps % epochs else 0) for i in range(epochs)]
-    for epoch, n_steps in enumerate(per_epoch, start=1):
+    for epoch, n_steps in enumerate(split_steps(steps, epochs), start=1):
         t0 = time.perf_counter()
         model.train()
         total = torch.zeros(r, dtype=gx.dtype, device=gx.device)

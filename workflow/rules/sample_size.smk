@@ -1,0 +1,120 @@
+# The sample-size study of Table 1's MLP columns: the `samples` protocol at a fixed step budget
+# while the training pairs vary (pools of n pairs, a fresh stream), a budget axis for the fresh
+# stream, other learning rates; decomposed against the rank-D floor and the population-trained MLP.
+
+
+rule make_pool:
+    output:
+        pairs="results/sample_size/data/pool~{pool}/seed~{seed}/pairs.npz",
+    log:
+        "logs/make_pool/pool~{pool}/seed~{seed}.log",
+    benchmark:
+        "benchmarks/make_pool/pool~{pool}/seed~{seed}.tsv"
+    wildcard_constraints:
+        pool=r"\d+",
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime="10m",
+    params:
+        data=lambda wildcards: gmm_params("n_val") | {"n_train": int(wildcards.pool)},
+    script:
+        "../scripts/make_pool.py"
+
+
+# GPU-tagged like train_encoder; one job trains every seed of one cell as one stacked model.
+rule train_sample_size:
+    input:
+        unpack(pool_files),
+    output:
+        model=sample_size_seed_files("model.pt"),
+        metrics=sample_size_seed_files("metrics.json"),
+        checkpoints=sample_size_seed_files("checkpoints.npz"),
+    log:
+        "logs/train_sample_size/score~{score}/pool~{pool}/budget~{budget}x/lr~{lr}/dim~{dim}.log",
+    benchmark:
+        "benchmarks/train_sample_size/score~{score}/pool~{pool}/budget~{budget}x/lr~{lr}/dim~{dim}.tsv"
+    wildcard_constraints:
+        pool=r"\d+|fresh",
+        budget=r"\d+",
+        lr=r"[0-9.]+(e-?\d+)?",
+    conda:
+        "../../envs/torch.yaml"
+    threads: 1
+    resources:
+        gpu=1,
+        mem_mb=4000,
+        runtime="2h",
+    params:
+        data=gmm_params("quadrature_nodes", "n_val"),
+        train=sample_size_train_params,
+        tau=lookup(dpath="tau", within=config),
+        seeds=lookup(dpath="seeds", within=config),
+        steps=lambda wildcards: study_budget() * int(wildcards.budget),
+    script:
+        "../scripts/train_sample_size.py"
+
+
+rule assemble_sample_size:
+    input:
+        study=sample_size_files(),
+        population=encoder_files(
+            "gmm", [("population", config["train"]["score"])], "metrics.json"
+        ),
+        floor=rules.compute_rank_floor.output.floor,
+        paper=repo_path("workflow", "resources", "paper_values.yaml"),
+    output:
+        table="results/tables/sample_size.csv",
+        fits="results/tables/sample_size_fits.csv",
+        runs="results/tables/sample_size_runs.csv",
+    log:
+        "logs/assemble_sample_size/sample_size.log",
+    benchmark:
+        "benchmarks/assemble_sample_size/sample_size.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        study=lookup(dpath="sample_size", within=config),
+        cells=sample_size_cells(),
+        budget=study_budget(),
+        lr=lookup(dpath="train/lr", within=config),
+        batch_size=lookup(dpath="train/batch_size", within=config),
+        seeds=lookup(dpath="seeds", within=config),
+    script:
+        "../scripts/assemble_sample_size.py"
+
+
+rule plot_sample_size:
+    input:
+        table=rules.assemble_sample_size.output.table,
+        fits=rules.assemble_sample_size.output.fits,
+        code=[
+            repo_path("workflow", "scripts", "crl_approx", name)
+            for name in ("plots.py", "sample_size_plot.py")
+        ],
+    output:
+        figure=report(
+            "results/figures/sample_size.svg",
+            caption="../../report/captions/sample_size.rst",
+            category="Table 1: Gaussian mixture",
+        ),
+    log:
+        "logs/plot_sample_size/sample_size.log",
+    benchmark:
+        "benchmarks/plot_sample_size/sample_size.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        kind="sample_size",
+    script:
+        "../scripts/plot.py"

@@ -1,0 +1,20 @@
+"""Shim for rule train_sample_size: every seed of one cell of the sample-size study at once."""
+
+from crl_approx.runtime import rule_logging
+
+smk = snakemake  # noqa: F821 (injected by Snakemake)
+with rule_logging(smk):
+    from crl_approx import cells  # imported inside, so the log times the imports too
+
+    cells.run_sample_size(
+        smk.params.data,
+        smk.params.train,
+        smk.params.tau,
+        int(smk.wildcards.dim),
+        [int(s) for s in smk.params.seeds],
+        smk.wildcards.pool,
+        int(smk.params.steps),
+        smk.threads,
+        list(smk.input.get("pairs", [])),
+        smk.output,
+    )
