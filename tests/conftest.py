@@ -17,12 +17,12 @@ SMOKE_JOBS = {
     "train_encoder": 8,
     "assemble_table1": 1,
     "compute_theory_sizes": 1,
-    "lcgm_design": 1,
+    "check_lcgm_design": 1,
     "probe_lcgm": 2,
     "assemble_lcgm": 1,
-    "noise_exponent": 2,
+    "estimate_noise_exponent": 2,
     "assemble_noise": 1,
-    "calibration": 1,
+    "measure_calibration": 1,
     "assemble_cosine": 1,
     "make_pool": 1,  # n = 1024 (the pool of 4096 = gmm.n_train is make_dataset's file)
     # pool 1024 at D = 1, 2; fresh at D = 1, 2 and at 2x budget at D = 2; lr 0.003 for fresh and
@@ -79,6 +79,14 @@ def schema() -> dict:
     from crl_approx.config import load_schema
 
     return load_schema(REPO / "workflow" / "schemas" / "config.schema.yaml")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every end-to-end test is slow: the fast tier (-m "not slow") is the unit tests that run in
+    seconds."""
+    for item in items:
+        if item.get_closest_marker("e2e"):
+            item.add_marker(pytest.mark.slow)
 
 
 def pytest_report_header(config):

@@ -6,6 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from crl_approx.noise import asymptotic_probability
+
 pytestmark = pytest.mark.e2e
 
 
@@ -21,7 +23,8 @@ def test_lcgm_outputs(smoke_run):
     assert probes["paper_probe_r2_f"].isna().all()
     elbow = pd.read_csv(tables / "lcgm_elbow.csv").set_index("curve")
     assert set(elbow.index) >= {"alignment_quality", "probe_r2_f", "probe_r2_g", "heldout_excess"}
-    assert set(elbow["elbow_D"]) <= {2, 4}
+    # the theory's answer: the PMI has rank K = 4, so the alignment quality's elbow is at D = K
+    assert elbow.loc["alignment_quality", "elbow_D"] == 4
     design = json.loads((smoke_run / "results" / "lcgm" / "design.json").read_text())
     assert design["rank_ratio_kernel"] == 4 and design["rank_pmi_xcentred_gap"] == 4
     runs = pd.read_csv(smoke_run / "results" / "lcgm" / "runs.csv")
@@ -39,14 +42,16 @@ def test_noise_outputs_state_the_window(smoke_run):
     pooled = noise[noise["seed"] == -1].set_index("dataset")
     assert (pooled["window_lo"] == 1e-3).all() and (pooled["window_hi"] == 0.1).all()
     g = pooled.loc["gmm"]
-    assert g["mu_ci_lo"] <= g["mu_hat"] <= g["mu_ci_hi"]
-    assert g["rate_exponent"] == pytest.approx((g["mu_hat"] + 1) / (g["mu_hat"] + 2))
-    assert g["paper_mu_hat"] == pytest.approx(0.87889)
+    assert g["mu_ci_hi"] - g["mu_ci_lo"] > 0
     assert g["asymptotic_c"] == pytest.approx(1.520, abs=0.001)
     curve = pd.read_csv(tables / "noise_curve.csv")
     assert {"t", "probability", "probability_lo", "local_slope", "asymptotic_slope"} <= set(curve)
-    gmm_curve = curve[(curve["dataset"] == "gmm") & curve["reliable"]]
-    assert (np.diff(gmm_curve["probability"]) >= 0).all()  # a CDF
+    # the Monte Carlo against the independent small-t closed form c·t·(log(1/t) + C₀) at t = 1e-3
+    # (2 × 50 000 draws: ~1 000 below t, so a few per cent of noise; the expansion is good there)
+    gmm_curve = curve[curve["dataset"] == "gmm"].set_index("t")
+    t = gmm_curve.index[np.argmin(np.abs(np.log(gmm_curve.index / 1e-3)))]
+    closed = asymptotic_probability(t, g["asymptotic_c"], g["asymptotic_C0"])
+    assert gmm_curve.loc[t, "probability"] == pytest.approx(closed, rel=0.15)
 
 
 def test_calibration_and_cosine_outputs(smoke_run):

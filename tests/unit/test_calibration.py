@@ -12,8 +12,8 @@ from crl_approx.calibration import (
     retrieval_error,
     truncation_points,
 )
-from crl_approx.data import stream
 from crl_approx.gmm import GaussianMixture
+from crl_approx.rng import stream
 from crl_approx.spectrum import infonce_loss, operator_spectrum
 
 TAU = 0.5
@@ -108,6 +108,25 @@ def test_fit_exponent_on_exact_power_laws():
         fit_exponent([1e-3, 1e-4], [1e-2, 1e-3], 10, 0.95, stream(0, 1))
 
 
+def test_the_bootstrap_resamples_runs_not_checkpoints():
+    # 6 runs, each of 20 identical checkpoints: a run's copies add no information, so the
+    # run-level interval must equal that of the 6 distinct points, while resampling single
+    # checkpoints would (wrongly) shrink it by about √20
+    rng = np.random.default_rng(5)
+    c = np.geomspace(1e-6, 1e-2, 6)
+    r = 0.3 * c**0.6 * np.exp(0.3 * rng.standard_normal(6))
+    one = fit_exponent(c, r, 2000, 0.95, stream(0, 1), clusters=np.arange(6))
+    copies = np.repeat(np.arange(6), 20)
+    runs = fit_exponent(c[copies], r[copies], 2000, 0.95, stream(0, 1), clusters=copies)
+    points = fit_exponent(c[copies], r[copies], 2000, 0.95, stream(0, 1))
+    assert runs["exponent"] == pytest.approx(one["exponent"], rel=1e-10)
+    assert runs["exponent_ci_lo"] == pytest.approx(one["exponent_ci_lo"], rel=1e-9)
+    assert runs["exponent_ci_hi"] == pytest.approx(one["exponent_ci_hi"], rel=1e-9)
+    width = lambda f: f["exponent_ci_hi"] - f["exponent_ci_lo"]  # noqa: E731
+    assert width(points) < 0.5 * width(runs)
+    assert runs["n_clusters"] == 6 and points["n_clusters"] == 120
+
+
 def test_truncations_and_the_table(spec, stars):
     l_star, e_star = stars
     pts = truncation_points(spec, TAU, l_star, e_star, 12)
@@ -122,5 +141,17 @@ def test_truncations_and_the_table(spec, stars):
         frame, {"min_excess": 1e-10, "n_bootstrap": 100, "ci_level": 0.95}, 0.8789, 0
     ).set_index("group")
     assert table.loc["truncations", "n_excluded"] >= 1
-    assert table.loc["truncations", "noise_rate"] == pytest.approx(1.8789 / 2.8789)
+    # μ = 0 makes the noise condition vacuous: its bound must collapse onto the distribution-free
+    # one (rate 1/2, the same constant); a positive μ gives a faster rate and another constant
+    vacuous = calibration_table(
+        frame, {"min_excess": 1e-10, "n_bootstrap": 100, "ci_level": 0.95}, 0.0, 0
+    ).set_index("group")
+    assert vacuous.loc["truncations", "noise_rate"] == 0.5
+    assert vacuous.loc["truncations", "max_ratio_to_noise_bound"] == pytest.approx(
+        vacuous.loc["truncations", "max_ratio_to_bound"], rel=1e-12
+    )
+    assert table.loc["truncations", "noise_rate"] > 0.5
+    assert table.loc["truncations", "max_ratio_to_noise_bound"] != pytest.approx(
+        table.loc["truncations", "max_ratio_to_bound"]
+    )
     assert np.isfinite(table.loc["truncations", "exponent"])

@@ -7,7 +7,7 @@ from scipy.special import logsumexp
 from scipy.stats import multivariate_normal
 
 from crl_approx.cells import train_lcgm
-from crl_approx.data import lcgm_pairs, stream
+from crl_approx.data import lcgm_pairs
 from crl_approx.lcgm import (
     LatentClassModel,
     canonical_correlations,
@@ -19,6 +19,7 @@ from crl_approx.lcgm import (
     probe_metrics,
     probe_r2,
 )
+from crl_approx.rng import stream
 
 BASE = {
     "prior": "uniform",
@@ -148,6 +149,7 @@ def k4_sweep():
     return dims, out
 
 
+@pytest.mark.slow
 def test_k4_elbow_is_at_4(k4_sweep):
     """The detector sees only the curve of mean probe R² versus D and must find K = 4."""
     dims, runs = k4_sweep
@@ -158,6 +160,7 @@ def test_k4_elbow_is_at_4(k4_sweep):
     assert r2_g[4] > 0.93 and r2_g[3] < 0.85
 
 
+@pytest.mark.slow
 def test_k4_probes_at_k_are_high_and_excess_small(k4_sweep):
     _, runs = k4_sweep
     for seed in (0, 1):

@@ -58,3 +58,47 @@ def test_asymmetric_dimensions_swap_the_encoder_exponents():
     np.testing.assert_allclose(a.loc["general", "anchor_size"], b.loc["general", "target_size"])
     # the LCGM anchor is dimension-free
     np.testing.assert_allclose(a.loc["lcgm", "anchor_size"], b.loc["lcgm", "anchor_size"])
+
+
+# --- the verdict summary ------------------------------------------------------------------------
+def _summary_for(tau: float, mu: float = 1.2):
+    """The summary's Table 1 lines for the paper's mixture (mean μ) at temperature τ, computed
+    from scratch: spectrum, a stand-in MLP run equal to the truncation, the paper's values."""
+
+    from conftest import REPO
+    from crl_approx.config import load_paper_values
+    from crl_approx.gmm import GaussianMixture
+    from crl_approx.report import table1_rows
+    from crl_approx.report_summary import excess_tail_line, table1_lines
+    from crl_approx.spectrum import operator_spectrum, spectrum_table
+    from crl_approx.tables import table1
+
+    spec = spectrum_table(
+        operator_spectrum(GaussianMixture(mu, 1.0, mu, 1.0), 80), [1, 2, 4, 8], tau
+    )
+    floor = spec[["D"]].assign(rank_d_floor_excess_risk=spec["truncation_excess_risk"])
+    runs = spec[["D"]].assign(
+        objective="population",
+        seed=0,
+        mlp_excess_risk=spec["truncation_excess_risk"],
+        mlp_l2_distance=spec["l2_truncation_error"],
+    )
+    paper = load_paper_values(REPO / "workflow" / "resources" / "paper_values.yaml")
+    t1 = table1(spec, floor, runs, paper, ["population"], "population")
+    lines = table1_lines(table1_rows(t1, ["population"], "population"), "population")
+    return {line["item"]: line["verdict"] for line in lines}, excess_tail_line(spec)
+
+
+def test_the_summary_follows_the_config_not_a_template():
+    at_paper, relation = _summary_for(0.5)
+    trunc = [k for k in at_paper if "truncation excess" in k]
+    assert len(trunc) == 4 and all(at_paper[k] == "matches printed digits" for k in trunc)
+    assert relation["verdict"] == "holds"
+    # τ = 0.25: the truncation's excess is another number; the spectral tail does not depend on τ
+    at_quarter, _ = _summary_for(0.25)
+    assert not any(at_quarter[k] == "matches printed digits" for k in trunc)
+    tails = [k for k in at_quarter if "spectral tail" in k]
+    assert all(at_quarter[k] == "matches printed digits" for k in tails)
+    # a weaker signal (μ = 0.6) moves every spectral number off the paper's
+    weak, _ = _summary_for(0.5, mu=0.6)
+    assert all(weak[k] == "differs" for k in tails + trunc)

@@ -6,7 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from crl_approx.tables import load_paper_values, table1
+from crl_approx.config import load_paper_values
+from crl_approx.tables import table1
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -3,13 +3,13 @@
 # (dataset lcgm, objective samples).
 
 
-rule lcgm_design:
+rule check_lcgm_design:
     output:
         design="results/lcgm/design.json",
     log:
-        "logs/lcgm_design/design.log",
+        "logs/check_lcgm_design/design.log",
     benchmark:
-        "benchmarks/lcgm_design/design.tsv"
+        "benchmarks/check_lcgm_design/design.tsv"
     conda:
         "../../envs/core.yaml"
     threads: 1
@@ -19,7 +19,7 @@ rule lcgm_design:
     params:
         lcgm=lcgm_params("n_probe_test", "rank_check_samples", "rank_tolerance"),
     script:
-        "../scripts/lcgm_design.py"
+        "../scripts/check_lcgm_design.py"
 
 
 # One job per D probes every seed's model (loading torch and the towers once).

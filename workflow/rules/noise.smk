@@ -4,13 +4,13 @@
 
 # The Monte Carlo writes only counts on the t grid; every fit (window, bootstrap, local slopes,
 # asymptotics) is assemble_noise's, so changing noise.window or noise.ci_level reruns no draws.
-rule noise_exponent:
+rule estimate_noise_exponent:
     output:
         counts="results/noise/{dataset}/seed~{seed}/counts.json",
     log:
-        "logs/noise_exponent/{dataset}/seed~{seed}.log",
+        "logs/estimate_noise_exponent/{dataset}/seed~{seed}.log",
     benchmark:
-        "benchmarks/noise_exponent/{dataset}/seed~{seed}.tsv"
+        "benchmarks/estimate_noise_exponent/{dataset}/seed~{seed}.tsv"
     conda:
         "../../envs/core.yaml"
     threads: 1
@@ -21,7 +21,7 @@ rule noise_exponent:
         data=lambda wc: gmm_params() if wc.dataset == "gmm" else lcgm_params(),
         noise=noise_sampling_params(),
     script:
-        "../scripts/noise_exponent.py"
+        "../scripts/estimate_noise_exponent.py"
 
 
 rule assemble_noise:
@@ -49,7 +49,7 @@ rule assemble_noise:
         "../scripts/assemble_noise.py"
 
 
-rule calibration:
+rule measure_calibration:
     input:
         metrics=encoder_files("gmm", gmm_runs(), "metrics.json"),
         checkpoints=encoder_files("gmm", gmm_runs(), "checkpoints.npz"),
@@ -58,9 +58,9 @@ rule calibration:
         points="results/tables/calibration_points.csv",
         table="results/tables/calibration.csv",
     log:
-        "logs/calibration/calibration.log",
+        "logs/measure_calibration/calibration.log",
     benchmark:
-        "benchmarks/calibration/calibration.tsv"
+        "benchmarks/measure_calibration/calibration.tsv"
     conda:
         "../../envs/core.yaml"
     threads: 1
@@ -73,7 +73,7 @@ rule calibration:
         calibration=lookup(dpath="calibration", within=config),
         seed=lambda wc: config["seeds"][0],
     script:
-        "../scripts/calibration.py"
+        "../scripts/measure_calibration.py"
 
 
 rule assemble_cosine:
@@ -128,8 +128,8 @@ rule plot_noise_exponent:
 
 rule plot_calibration:
     input:
-        points=rules.calibration.output.points,
-        table=rules.calibration.output.table,
+        points=rules.measure_calibration.output.points,
+        table=rules.measure_calibration.output.table,
         code=repo_path("workflow", "scripts", "crl_approx", "plots.py"),
     output:
         figure=report(

@@ -137,12 +137,12 @@ rule build_report:
         fig_theory=rules.plot_theory_sizes.output.figure,
         lcgm_table=rules.assemble_lcgm.output.table,
         lcgm_elbow=rules.assemble_lcgm.output.elbow,
-        lcgm_design=rules.lcgm_design.output.design,
+        lcgm_design=rules.check_lcgm_design.output.design,
         fig_lcgm_probes=rules.plot_lcgm_probes.output.figure,
         fig_lcgm_cancorr=rules.plot_lcgm_cancorr.output.figure,
         fig_lcgm_features=rules.plot_lcgm_features.output.figure,
         noise_table=rules.assemble_noise.output.table,
-        calibration_table=rules.calibration.output.table,
+        calibration_table=rules.measure_calibration.output.table,
         cosine_table=rules.assemble_cosine.output.table,
         sample_size_table=rules.assemble_sample_size.output.table,
         sample_size_fits=rules.assemble_sample_size.output.fits,
@@ -155,7 +155,12 @@ rule build_report:
         css=repo_path("report", "style.css"),
         code=[
             repo_path("workflow", "scripts", "crl_approx", name)
-            for name in ("report.py", "sample_size_report.py")
+            for name in (
+                "report.py",
+                "report_summary.py",
+                "sample_size_report.py",
+                "verdicts.py",
+            )
         ],
     output:
         html=report(

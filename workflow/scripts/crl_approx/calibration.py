@@ -13,7 +13,8 @@ sum, computed per x by sorting s(x, ·) (O(n log n)).
 The paper's calibration inequality: E(s) − E* ≲ (L(s) − L*)^κ with κ = 1/2 distribution-free and
 κ = (μ+1)/(μ+2) under the noise condition (upper bounds: a measured exponent may be larger). We
 fit κ̂ as the slope of log(E(s) − E*) on log(L(s) − L*) over many scores: every epoch checkpoint of
-every training run and the rank-D spectral truncations, with a bootstrap (over scores) interval.
+every training run and the rank-D spectral truncations, with a bootstrap interval that resamples
+training runs (a run's checkpoints together) and truncations, not single checkpoints.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .data import stream
 from .gmm import GaussianMixture
+from .rng import stream
 from .spectrum import OperatorSpectrum, infonce_loss, operator_spectrum
 
 log = logging.getLogger(__name__)
@@ -57,23 +58,33 @@ def excess_pair(spec: OperatorSpectrum, score, tau: float, l_star: float, e_star
     return infonce_loss(spec, score, tau) - l_star, retrieval_error(spec, score) - e_star
 
 
-def fit_exponent(contrastive, retrieval, n_boot: int, level: float, rng) -> dict:
+def fit_exponent(contrastive, retrieval, n_boot: int, level: float, rng, clusters=None) -> dict:
     """Least-squares slope of log retrieval excess on log contrastive excess, with a percentile
-    bootstrap interval over the points (resampled with replacement)."""
+    bootstrap interval that resamples ``clusters`` (one label per point) with replacement, all of
+    a drawn cluster's points together: the epoch checkpoints of one training run are one cluster
+    (they are strongly correlated), each truncation its own. Without labels, every point is its
+    own cluster."""
     x, y = np.log(np.asarray(contrastive)), np.log(np.asarray(retrieval))
     n = x.size
     if n < 3:
         raise ValueError(f"{n} usable scores: too few to fit a calibration exponent")
     slope, intercept = np.polyfit(x, y, 1)
-    idx = rng.integers(0, n, size=(n_boot, n))
-    xb, yb = x[idx], y[idx]
-    xc = xb - xb.mean(1, keepdims=True)
-    denom = (xc * xc).sum(1)
-    ok = denom > 0
-    boot = (xc * (yb - yb.mean(1, keepdims=True))).sum(1)[ok] / denom[ok]
+    labels = np.arange(n) if clusters is None else pd.factorize(np.asarray(clusters))[0]
+    k = labels.max() + 1
+    draws = rng.integers(0, k, size=(n_boot, k))
+    counts = np.zeros((n_boot, k))
+    np.add.at(counts, (np.arange(n_boot)[:, None], draws), 1.0)
+    w = counts[:, labels]  # each point weighted by how often its cluster was drawn
+    wsum = w.sum(1, keepdims=True)
+    xc = x - (w * x).sum(1, keepdims=True) / wsum
+    yc = y - (w * y).sum(1, keepdims=True) / wsum
+    denom = (w * xc * xc).sum(1)
+    ok = denom > 1e-12 * np.abs(x).max() ** 2
+    boot = (w * xc * yc).sum(1)[ok] / denom[ok]
     lo, hi = np.quantile(boot, [(1 - level) / 2, 1 - (1 - level) / 2])
     return {
         "n_points": int(n),
+        "n_clusters": int(k),
         "exponent": float(slope),
         "exponent_ci_lo": float(lo),
         "exponent_ci_hi": float(hi),
@@ -152,6 +163,12 @@ def groups(points: pd.DataFrame) -> dict:
     return out
 
 
+def run_labels(points: pd.DataFrame) -> pd.Series:
+    """One label per training run (its checkpoints share it) and per truncation."""
+    cols = ["source", "objective", "score", "D", "seed"]
+    return points[cols].astype(str).agg("|".join, axis=1)
+
+
 def calibration_table(points: pd.DataFrame, cal: dict, mu_hat: float | None, seed: int):
     """One fit per group of scores. ``max_ratio_to_bound``: the largest (E − E*)/(L − L*)^{1/2},
     the constant with which the distribution-free bound holds on these scores;
@@ -171,6 +188,7 @@ def calibration_table(points: pd.DataFrame, cal: dict, mu_hat: float | None, see
             cal["n_bootstrap"],
             cal["ci_level"],
             stream(seed, STREAM_BOOT),
+            clusters=run_labels(sub),
         )
         rows.append(
             {
@@ -194,7 +212,7 @@ def calibration_table(points: pd.DataFrame, cal: dict, mu_hat: float | None, see
 
 
 def run(gmm: dict, tau: float, cal: dict, metric_paths, ckpt_paths, noise_table, seed, output):
-    """The ``calibration`` rule."""
+    """The ``measure_calibration`` rule."""
     from .runtime import write_csv
 
     spec = operator_spectrum(GaussianMixture.from_config(gmm), gmm["quadrature_nodes"])

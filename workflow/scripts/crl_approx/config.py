@@ -23,6 +23,12 @@ class ConfigError(ValueError):
     """The configuration is invalid; the message names every bad key."""
 
 
+def load_paper_values(path: str | Path) -> dict:
+    """Every number the paper reports (workflow/resources/paper_values.yaml), as printed."""
+    with open(path, encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
 def load_schema(path: str | Path) -> dict:
     with open(path, encoding="utf-8") as fh:
         return yaml.safe_load(fh)

@@ -7,20 +7,14 @@ import logging
 import numpy as np
 
 from .gmm import GaussianMixture
+from .rng import STREAM_FIT, STREAM_FRESH, STREAM_TEST, STREAM_TRAIN, STREAM_VAL, stream
 from .runtime import atomic_path
 
 log = logging.getLogger(__name__)
 
-#: independent random streams derived from one seed (numpy SeedSequence spawn keys)
-STREAM_TRAIN, STREAM_VAL, STREAM_FIT, STREAM_TEST, STREAM_FRESH = 1, 2, 3, 4, 5
 #: batches drawn per call of a fresh stream (fixed: batch k of a seed's stream is then the same
 #: whatever the number of steps a run takes)
 FRESH_CHUNK = 64
-
-
-def stream(seed: int, key: int) -> np.random.Generator:
-    """A generator for (seed, stream key): streams of one seed never overlap."""
-    return np.random.default_rng(np.random.SeedSequence(entropy=seed, spawn_key=(key,)))
 
 
 def gmm_pairs(gmm: dict, seed: int, splits=("train", "val")) -> dict[str, np.ndarray]:

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import logsumexp
 
-from .data import stream
+from .rng import stream
 
 log = logging.getLogger(__name__)
 
@@ -310,8 +310,8 @@ PROBE_METRICS = (
 
 # --- rules ----------------------------------------------------------------------------------------
 def run_design(lcgm: dict, output) -> dict:
-    """The ``lcgm_design`` rule: anchor cleanliness, Bayes accuracies and the rank-K check on a
-    sample drawn from the design seed (not from a training seed)."""
+    """The ``check_lcgm_design`` rule: anchor cleanliness, Bayes accuracies and the rank-K check
+    on a sample drawn from the design seed (not from a training seed)."""
     from .runtime import atomic_path
 
     model = LatentClassModel.from_config(lcgm)
@@ -418,8 +418,8 @@ def elbow_table(table: pd.DataFrame, fraction: float, k: int) -> pd.DataFrame:
 
 def run_assemble(probe_paths, metric_paths, paper_path, lcgm: dict, output) -> pd.DataFrame:
     """The ``assemble_lcgm`` rule: per-run table, probe table and elbow table."""
+    from .config import load_paper_values
     from .runtime import write_csv
-    from .tables import load_paper_values
 
     runs = probe_runs(probe_paths, metric_paths)
     table = probe_table(runs, load_paper_values(paper_path)["lcgm"], lcgm["K"])

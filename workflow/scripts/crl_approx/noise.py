@@ -1,12 +1,13 @@
 """Experiment 4: the density-ratio Tsybakov noise exponent μ in P(|r(x, y) − r(x, y')| ≤ t) ≤ c·t^μ.
 
-Monte Carlo (:mod:`crl_approx.noise_mc`, rule noise_exponent): draw (x, y, y') by the configured
-scheme, compute Δ = r(x, y) − r(x, y') exactly (r is known in closed form), and count #{|Δ| ≤ t} on
-a log-spaced t grid. Everything below reads only those counts (rule assemble_noise): the empirical
-probability P̂(t) = #{|Δ| ≤ t}/n. μ̂ is the least-squares slope of log P̂ on log t over the grid
-points inside the configured window; its confidence interval is a multinomial bootstrap of the bin
-counts (equivalent to resampling the n draws, since the fit reads only the counts at the grid
-points). The local slope at t is the same fit over ± ``local_halfwidth`` decades around t.
+Monte Carlo (:mod:`crl_approx.noise_mc`, rule estimate_noise_exponent): draw (x, y, y') by the
+configured scheme, compute Δ = r(x, y) − r(x, y') exactly (r is known in closed form), and count
+#{|Δ| ≤ t} on a log-spaced t grid. Everything below reads only those counts (rule
+assemble_noise): the empirical probability P̂(t) = #{|Δ| ≤ t}/n. μ̂ is the least-squares slope of
+log P̂ on log t over the grid points inside the configured window; its confidence interval is a
+multinomial bootstrap of the bin counts (equivalent to resampling the n draws, since the fit reads
+only the counts at the grid points). The local slope at t is the same fit over
+± ``local_halfwidth`` decades around t.
 
 Small-t asymptotics (binary mixture, marginal scheme; derivation in docs/noise_exponent.md): with
 A = √(π(1−π))·g(llr_x(x)) and b(y) likewise, r(x, y) = 1 + A(x)·b(y), so Δ = A·B with
@@ -33,8 +34,8 @@ import pandas as pd
 from scipy import integrate
 from scipy.stats import norm
 
-from .data import stream
 from .gmm import GaussianMixture
+from .rng import stream
 
 log = logging.getLogger(__name__)
 
@@ -391,8 +392,8 @@ def run_assemble(count_paths, datasets, gmm: dict, noise: dict, paper_path, outp
     """The ``assemble_noise`` rule: from the Monte Carlo counts, per-seed and pooled fits per
     dataset (window, bootstrap, local slopes), the pooled curves, and for the mixture the small-t
     asymptotics beside the Monte Carlo."""
+    from .config import load_paper_values
     from .runtime import write_csv
-    from .tables import load_paper_values
 
     paper = load_paper_values(paper_path)["noise"]
     records = []

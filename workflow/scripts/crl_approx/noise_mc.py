@@ -1,6 +1,6 @@
 """Experiment 4, the Monte Carlo half: draws of Δ = r(x, y) − r(x, y′) and their counts on the t
-grid (rule ``noise_exponent``). Every fit of those counts is :mod:`crl_approx.noise`'s (rule
-``assemble_noise``), so a change of window, interval level or bootstrap reruns no draws.
+grid (rule ``estimate_noise_exponent``). Every fit of those counts is :mod:`crl_approx.noise`'s
+(rule ``assemble_noise``), so a change of window, interval level or bootstrap reruns no draws.
 
 The ratio r is exact: on the mixture r = exp(PMI) from the log likelihood ratios; on the LCGM
 r = Σ_k p(k|x) p(k|y)/π_k, with the posteriors drawn through the K projections of x and y on the
@@ -14,9 +14,9 @@ import logging
 
 import numpy as np
 
-from .data import stream
 from .gmm import GaussianMixture
 from .noise import STREAM_MC, grid_counts, t_grid
+from .rng import stream
 
 log = logging.getLogger(__name__)
 
@@ -105,9 +105,10 @@ def sample_abs_delta(model, scheme: str, n: int, rng, chunk: int = 1_000_000) ->
 
 # --- the rule ------------------------------------------------------------------------------------
 def run(dataset: str, params: dict, noise: dict, seed: int, output) -> dict:
-    """The ``noise_exponent`` rule: the Monte Carlo of one dataset and seed. It writes only the
-    counts #{|Δ| ≤ t} on the t grid (``noise`` holds scheme, n_samples, chunk and the grid keys);
-    every fit, window and bootstrap is the assembly's, so changing them reruns no Monte Carlo."""
+    """The ``estimate_noise_exponent`` rule: the Monte Carlo of one dataset and seed. It writes
+    only the counts #{|Δ| ≤ t} on the t grid (``noise`` holds scheme, n_samples, chunk and the
+    grid keys); every fit, window and bootstrap is the assembly's, so changing them reruns no
+    Monte Carlo."""
     from .runtime import atomic_path
 
     model = _model(dataset, params)

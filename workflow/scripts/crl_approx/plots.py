@@ -65,8 +65,8 @@ def plot_spectrum(eigenvalues_csv, spectrum_csv, path) -> None:
             spec["D"] + 1,
             spec["spectral_tail"],
             "s",
-            color=COLORS["paper"],
-            label="tail Σ_{i>D} λ_i (at i = D+1)",
+            color=COLORS["floor"],
+            label="tail Σ_{i>D} λ_i (at i = D+1), ours",
         )
         ax.set_xlabel("index i")
         ax.set_ylabel("eigenvalue of T*T")
@@ -426,31 +426,30 @@ def plot_cosine(table_csv, path) -> None:
         _save(fig, path)
 
 
+def _sample_size(inputs, params, path) -> None:
+    from .sample_size_plot import plot_sample_size
+
+    plot_sample_size(inputs.table, inputs.fits, path)
+
+
+#: each plot rule's figure: params.kind → the function drawing it from the rule's inputs
+FIGURES = {
+    "eigenvalues": lambda i, p, path: plot_spectrum(i.eigenvalues, i.spectrum, path),
+    "excess": lambda i, p, path: plot_excess(i.table1, path),
+    "training": lambda i, p, path: plot_training_curves(i.metrics, path),
+    "theory": lambda i, p, path: plot_theory(i.table2, path),
+    "lcgm_probes": lambda i, p, path: plot_lcgm_probes(i.table, i.elbow, path),
+    "lcgm_cancorr": lambda i, p, path: plot_lcgm_cancorr(i.probes, p.K, path),
+    "lcgm_features": lambda i, p, path: plot_lcgm_features(i.features, p.dims, path),
+    "noise_exponent": lambda i, p, path: plot_noise_exponent(i.table, i.curve, path),
+    "calibration": lambda i, p, path: plot_calibration(i.points, i.table, path),
+    "cosine": lambda i, p, path: plot_cosine(i.table, path),
+    "sample_size": _sample_size,
+}
+
+
 def draw(kind: str, inputs, params, path) -> None:
     """The plot rules' entry point: ``kind`` names the figure."""
-    if kind == "eigenvalues":
-        plot_spectrum(inputs.eigenvalues, inputs.spectrum, path)
-    elif kind == "excess":
-        plot_excess(inputs.table1, path)
-    elif kind == "training":
-        plot_training_curves(inputs.metrics, path)
-    elif kind == "theory":
-        plot_theory(inputs.table2, path)
-    elif kind == "lcgm_probes":
-        plot_lcgm_probes(inputs.table, inputs.elbow, path)
-    elif kind == "lcgm_cancorr":
-        plot_lcgm_cancorr(inputs.probes, params.K, path)
-    elif kind == "lcgm_features":
-        plot_lcgm_features(inputs.features, params.dims, path)
-    elif kind == "noise_exponent":
-        plot_noise_exponent(inputs.table, inputs.curve, path)
-    elif kind == "calibration":
-        plot_calibration(inputs.points, inputs.table, path)
-    elif kind == "cosine":
-        plot_cosine(inputs.table, path)
-    elif kind == "sample_size":
-        from .sample_size_plot import plot_sample_size
-
-        plot_sample_size(inputs.table, inputs.fits, path)
-    else:
-        raise ValueError(f"unknown plot kind {kind!r}")
+    if kind not in FIGURES:
+        raise ValueError(f"unknown plot kind {kind!r}; known: {sorted(FIGURES)}")
+    FIGURES[kind](inputs, params, path)

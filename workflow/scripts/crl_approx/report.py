@@ -10,7 +10,6 @@ import base64
 import glob
 import importlib.metadata
 import json
-import math
 import os
 import platform
 import subprocess
@@ -20,62 +19,13 @@ import jinja2
 import pandas as pd
 import yaml
 
+from . import report_summary, sample_size_report
+from .config import load_paper_values
 from .runtime import atomic_path
-from .tables import load_paper_values
 from .theory import FORMULAS
+from .verdicts import ORDER_TOLERANCE, cell, fmt, fmt_sd, mean_sd, verdict
 
-#: the "within 10 %" verdict: |ours/paper − 1| <= this
-CLOSE_TOLERANCE = 0.10
-#: the "same order of magnitude" verdict: |log10(ours/paper)| < this (a factor 10^0.5 ≈ 3.16)
-ORDER_TOLERANCE = 0.5
 PACKAGES = ("snakemake", "numpy", "scipy", "pandas", "torch", "matplotlib", "jinja2")
-
-
-def fmt(value, digits: int = 4) -> str:
-    """A number as the paper prints it (4 significant digits, scientific)."""
-    if value is None or (isinstance(value, float) and not math.isfinite(value)):
-        return "—"
-    return f"{value:.{digits - 1}e}"
-
-
-def verdict(ours, paper, digits: int = 4) -> tuple[str, str]:
-    """(label, css class) comparing our value with the paper's, printed to ``digits`` significant
-    digits."""
-    if paper is None or ours is None or not all(map(math.isfinite, (ours, paper))):
-        return "—", "none"
-    if fmt(ours, digits) == fmt(paper, digits):
-        return "matches printed digits", "match"
-    if abs(ours / paper - 1) <= CLOSE_TOLERANCE:
-        return f"within {CLOSE_TOLERANCE:.0%}", "match"
-    if ours > 0 and paper > 0 and abs(math.log10(ours / paper)) < ORDER_TOLERANCE:
-        return "same order of magnitude", "order"
-    return "differs", "differs"
-
-
-def fmt_sd(value) -> str:
-    """A standard deviation beside a mean printed by :func:`fmt` (2 significant digits)."""
-    return fmt(value, 2)
-
-
-def mean_sd(mean, sd, show=fmt, show_sd=None) -> str:
-    """``mean ± sd``, each printed by ``show`` (the sd by ``show_sd`` if given); no ± part when
-    the sd is missing (a single seed)."""
-    text = show(mean)
-    if sd is not None and math.isfinite(sd):
-        text += f" ± {(show_sd or show)(sd)}"
-    return text
-
-
-def cell(ours, paper, sd=None) -> dict:
-    label, css = verdict(ours, paper)
-    ratio = ours / paper if paper and ours is not None and math.isfinite(ours) else None
-    return {
-        "ours": mean_sd(ours, sd, fmt, fmt_sd),
-        "paper": fmt(paper),
-        "ratio": f"{ratio:.3f}" if ratio is not None and math.isfinite(ratio) else "—",
-        "verdict": label,
-        "css": css,
-    }
 
 
 def _num(row, col):
@@ -293,6 +243,7 @@ def noise_context(table_csv, paper: dict) -> dict:
     first = t.iloc[0]
     return {
         "rows": rows,
+        "paper_row": next((r for r in rows if "paper" in r), None),
         "asym": asym,
         "window": f"[{first['window_lo']:g}, {first['window_hi']:g}]",
         "scheme": first["scheme"],
@@ -374,19 +325,22 @@ def table2(table: pd.DataFrame) -> dict:
 
 def build(inputs, params, output, repo: Path) -> str:
     """The ``build_report`` rule: render the template into one HTML file."""
-    from . import sample_size_report  # it imports this module's formatters
-
     config = params.config
     paper = load_paper_values(inputs.paper)
     t1 = pd.read_csv(inputs.table1)
     spectrum = pd.read_csv(inputs.spectrum)
     checks = pd.read_csv(inputs.crosschecks)
+    objectives = config["train"]["objectives"]
+    default_objective = config["train"]["default_objective"]
+    table1 = table1_rows(t1, objectives, default_objective)
+    lcgm = lcgm_context(inputs.lcgm_table, inputs.lcgm_elbow, inputs.lcgm_design, paper["lcgm"])
     context = {
         "config": config,
         "config_yaml": yaml.safe_dump(config, sort_keys=False, allow_unicode=True),
         "paper": paper,
-        "table1": table1_rows(
-            t1, config["train"]["objectives"], config["train"]["default_objective"]
+        "table1": table1,
+        "summary": report_summary.summary(
+            table1, default_objective, spectrum, lcgm, pd.read_csv(inputs.noise_table), paper
         ),
         "objectives": [config["train"]["default_objective"]]
         + [o for o in config["train"]["objectives"] if o != config["train"]["default_objective"]],
@@ -403,9 +357,7 @@ def build(inputs, params, output, repo: Path) -> str:
         "sample_size": sample_size_report.context(
             inputs.sample_size_table, inputs.sample_size_fits, config["train"]["default_objective"]
         ),
-        "lcgm": lcgm_context(
-            inputs.lcgm_table, inputs.lcgm_elbow, inputs.lcgm_design, paper["lcgm"]
-        ),
+        "lcgm": lcgm,
         "figures": {name: img(getattr(inputs, name)) for name in params.figures},
         "order_tolerance": 10**ORDER_TOLERANCE,
         "git": git_state(repo),

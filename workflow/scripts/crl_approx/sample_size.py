@@ -248,7 +248,7 @@ def _fit_one(name, dim, data, xcol, ycol, level, paper, budget) -> dict:
 # --- the rule -------------------------------------------------------------------------------------
 def run(inputs, params, output) -> pd.DataFrame:
     """The ``assemble_sample_size`` rule."""
-    from .tables import load_paper_values
+    from .config import load_paper_values
 
     study = params.study
     runs = load_runs(

@@ -7,7 +7,7 @@ import math
 
 import pandas as pd
 
-from .report import fmt, fmt_sd, mean_sd
+from .verdicts import fmt, fmt_sd, mean_sd
 
 
 def _pm(r, col) -> str:

@@ -7,8 +7,8 @@ import logging
 
 import numpy as np
 import pandas as pd
-import yaml
 
+from .config import load_paper_values
 from .runtime import write_csv
 
 log = logging.getLogger(__name__)
@@ -21,11 +21,6 @@ TABLE1_PAPER_COLUMNS = (
     "mlp_excess_risk",
 )
 MLP_METRICS = ("mlp_l2_distance", "mlp_excess_risk")
-
-
-def load_paper_values(path) -> dict:
-    with open(path, encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
 
 
 def load_runs(paths) -> pd.DataFrame:

@@ -1,4 +1,5 @@
-"""Shim for rule noise_exponent: Monte Carlo of P(|r(x,y) − r(x,y')| ≤ t) for one dataset, seed."""
+"""Shim for rule estimate_noise_exponent: Monte Carlo of P(|r(x,y) − r(x,y')| ≤ t), one dataset
+and seed."""
 
 from crl_approx.runtime import rule_logging
 

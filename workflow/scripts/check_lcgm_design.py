@@ -1,4 +1,4 @@
-"""Shim for rule lcgm_design: anchor cleanliness, Bayes accuracies and the rank-K check."""
+"""Shim for rule check_lcgm_design: anchor cleanliness, Bayes accuracies and the rank-K check."""
 
 from crl_approx.runtime import rule_logging
 

@@ -1,4 +1,4 @@
-"""Shim for rule calibration: retrieval excess against contrastive excess for many scores."""
+"""Shim for rule measure_calibration: retrieval excess against contrastive excess, many scores."""
 
 from crl_approx.runtime import rule_logging
 
