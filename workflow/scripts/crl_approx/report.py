@@ -19,7 +19,7 @@ import jinja2
 import pandas as pd
 import yaml
 
-from . import report_summary, sample_size_report
+from . import provenance, report_summary, sample_size_report
 from .config import load_paper_values
 from .runtime import atomic_path
 from .theory import FORMULAS
@@ -177,6 +177,7 @@ def lcgm_context(table_csv, elbow_csv, design_json, paper: dict) -> dict:
             text, css = verdict(ours, theirs, digits=2)
             comparison.append(
                 {
+                    "key": key,
                     "probe": label,
                     "ours": mean_sd(ours, sd, "{:.4f}".format),
                     "paper": "—" if theirs is None else f"{theirs:g}",
@@ -206,6 +207,7 @@ def noise_context(table_csv, paper: dict) -> dict:
         is_pooled = int(r["seed"]) == -1
         row = {
             "dataset": r["dataset"],
+            "seed": int(r["seed"]),
             "sample": r["sample"],
             "pooled": is_pooled,
             "n": f"{int(r['n_samples']):,}",
@@ -334,13 +336,22 @@ def build(inputs, params, output, repo: Path) -> str:
     default_objective = config["train"]["default_objective"]
     table1 = table1_rows(t1, objectives, default_objective)
     lcgm = lcgm_context(inputs.lcgm_table, inputs.lcgm_elbow, inputs.lcgm_design, paper["lcgm"])
+    src = provenance.Sources(config)
     context = {
         "config": config,
         "config_yaml": yaml.safe_dump(config, sort_keys=False, allow_unicode=True),
         "paper": paper,
         "table1": table1,
         "summary": report_summary.summary(
-            table1, default_objective, spectrum, lcgm, pd.read_csv(inputs.noise_table), paper
+            table1, default_objective, spectrum, lcgm, pd.read_csv(inputs.noise_table), paper, src
+        ),
+        "src": src,
+        "paper_src": src.paper,
+        "derived": src.derived,
+        "formula_src": "source: workflow/scripts/crl_approx/theory.py (FORMULAS); rule: "
+        "compute_theory_sizes; config: theory",
+        "figure_sources": provenance.figure_sources(
+            {name: getattr(inputs, name) for name in params.figures}
         ),
         "objectives": [config["train"]["default_objective"]]
         + [o for o in config["train"]["objectives"] if o != config["train"]["default_objective"]],

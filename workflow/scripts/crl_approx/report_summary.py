@@ -21,15 +21,39 @@ ORDER = (
 )
 
 
-def _line(item, ours, paper, label, css, link) -> dict:
-    return {"item": item, "ours": ours, "paper": paper, "verdict": label, "css": css, "link": link}
+def _line(item, ours, paper, label, css, link, src="", paper_src="") -> dict:
+    return {
+        "item": item,
+        "ours": ours,
+        "paper": paper,
+        "verdict": label,
+        "css": css,
+        "link": link,
+        "src": src,
+        "paper_src": paper_src,
+    }
 
 
-def table1_lines(table1_rows: list[dict], objective: str) -> list[dict]:
+class _Unsourced:
+    """A stand-in for :class:`crl_approx.provenance.Sources` that names no source."""
+
+    def __call__(self, *args, **kwargs) -> str:
+        return ""
+
+    paper = derived = staticmethod(lambda *args: "")
+
+
+_no_src = _Unsourced()
+
+
+def table1_lines(table1_rows: list[dict], objective: str, src=_no_src) -> list[dict]:
     lines = []
     for r in table1_rows:
         d = r["D"]
-        for key, name in (("tail", "spectral tail"), ("trunc", "truncation excess")):
+        for key, col, name in (
+            ("tail", "spectral_tail", "spectral tail"),
+            ("trunc", "truncation_excess_risk", "truncation excess"),
+        ):
             c = r[key]
             lines.append(
                 _line(
@@ -39,9 +63,14 @@ def table1_lines(table1_rows: list[dict], objective: str) -> list[dict]:
                     c["verdict"],
                     c["css"],
                     "table1",
+                    src("table1", col, D=d),
+                    src("table1", f"paper_{col}", D=d),
                 )
             )
-        for key, name in (("l2", "MLP L2 distance"), ("excess", "MLP excess risk")):
+        for key, col, name in (
+            ("l2", "mlp_l2_distance", "MLP L2 distance"),
+            ("excess", "mlp_excess_risk", "MLP excess risk"),
+        ):
             c = r["mlp"][objective][key]
             lines.append(
                 _line(
@@ -51,12 +80,14 @@ def table1_lines(table1_rows: list[dict], objective: str) -> list[dict]:
                     c["verdict"],
                     c["css"],
                     "table1",
+                    src("table1", f"{col}_mean, {col}_sd", D=d),
+                    src("table1", f"paper_{col}", D=d),
                 )
             )
     return lines
 
 
-def excess_tail_line(spectrum: pd.DataFrame) -> dict:
+def excess_tail_line(spectrum: pd.DataFrame, src=_no_src) -> dict:
     """The paper's relation: the truncation's excess is at most (a constant times) the tail; we
     report the largest ratio excess/tail over the D of Table 1 against τ/2, the constant of the
     second-order expansion."""
@@ -71,10 +102,14 @@ def excess_tail_line(spectrum: pd.DataFrame) -> dict:
         "holds" if ok else "fails",
         "match" if ok else "differs",
         "table1",
+        src.derived(
+            "max over D of truncation_excess_risk / spectral_tail, results/gmm/spectrum.csv"
+        ),
+        src.derived("τ/2 of the second-order expansion; config: tau"),
     )
 
 
-def lcgm_lines(lcgm: dict) -> list[dict]:
+def lcgm_lines(lcgm: dict, src=_no_src) -> list[dict]:
     lines = [
         _line(
             f"LCGM: linear-probe R² at D = K, {c['probe']}",
@@ -83,6 +118,8 @@ def lcgm_lines(lcgm: dict) -> list[dict]:
             c["verdict"],
             c["css"],
             "lcgm",
+            src("lcgm_probes", f"{c['key']}_mean, {c['key']}_sd", D=lcgm["K"]),
+            src.paper(f"lcgm.{c['key']}"),
         )
         for c in lcgm["comparison"]
     ]
@@ -96,12 +133,14 @@ def lcgm_lines(lcgm: dict) -> list[dict]:
                 "holds" if ok else "fails",
                 "match" if ok else "differs",
                 "lcgm",
+                src("lcgm_elbow", "elbow_D", curve="alignment_quality"),
+                src.paper("lcgm.K"),
             )
         )
     return lines
 
 
-def noise_lines(noise_table: pd.DataFrame, paper: dict) -> list[dict]:
+def noise_lines(noise_table: pd.DataFrame, paper: dict, src=_no_src) -> list[dict]:
     pooled = noise_table[(noise_table["dataset"] == "gmm") & (noise_table["seed"] == -1)]
     if not len(pooled):
         return []
@@ -127,6 +166,8 @@ def noise_lines(noise_table: pd.DataFrame, paper: dict) -> list[dict]:
                 label,
                 css,
                 "noise",
+                src("noise", f"{col}, {lo}, {hi}", dataset="gmm", seed=-1),
+                src.paper(f"noise.{key}"),
             )
         )
     return lines
@@ -138,11 +179,11 @@ def counts(lines: list[dict]) -> list[dict]:
     return [{"verdict": v, "n": tally[v]} for v in known]
 
 
-def summary(table1_rows, objective, spectrum, lcgm, noise_table, paper) -> dict:
-    lines = table1_lines(table1_rows, objective)
-    lines.append(excess_tail_line(spectrum))
-    lines += lcgm_lines(lcgm)
-    lines += noise_lines(noise_table, paper["noise"])
+def summary(table1_rows, objective, spectrum, lcgm, noise_table, paper, src=_no_src) -> dict:
+    lines = table1_lines(table1_rows, objective, src)
+    lines.append(excess_tail_line(spectrum, src))
+    lines += lcgm_lines(lcgm, src)
+    lines += noise_lines(noise_table, paper["noise"], src)
     tally = counts(lines)
     total = sum(c["n"] for c in tally)
     return {

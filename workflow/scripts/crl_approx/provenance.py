@@ -1,0 +1,200 @@
+"""Per-number provenance for the report: where each printed number comes from.
+
+Every numeric cell of the report carries a ``title`` (shown on hover, offline, without script):
+
+    source: results/tables/table1.csv; column: spectral_tail; row: D=4; rule: assemble_table1;
+    config: tau=0.5, gmm.mu_x=1.2, …
+
+(``source``, ``column`` and ``row`` find the stored number; ``rule`` is the rule that wrote the
+file; ``config`` the keys, with their values, it depends on). The paper's numbers name
+workflow/resources/paper_values.yaml and their key; numbers computed in the report from stored
+ones say ``derived:``. tests/e2e/test_report_provenance.py follows the sources back to the files.
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+
+GMM = ("gmm.mu_x", "gmm.sigma_x", "gmm.mu_y", "gmm.sigma_y", "gmm.prior")
+TRAIN = ("train.width", "train.depth", "train.lr", "train.weight_decay", "train.schedule")
+TRAIN += ("train.epochs", "train.batch_size")
+LCGM = ("lcgm.K", "lcgm.d_x", "lcgm.d_y", "lcgm.mean_x", "lcgm.sigma_x", "lcgm.mean_y")
+LCGM += ("lcgm.sigma_y", "lcgm.design_seed")
+
+#: table → (file, the rule that writes it, the config keys its numbers depend on)
+TABLES = {
+    "table1": (
+        "results/tables/table1.csv",
+        "assemble_table1",
+        (
+            *("tau", *GMM, "gmm.quadrature_nodes", "train.objectives", "train.default_objective"),
+            *("train.score", *TRAIN, "train.population_nodes", "train.population_steps"),
+            *("gmm.n_train", "seeds"),
+        ),
+    ),
+    "crosschecks": (
+        "results/gmm/crosschecks.csv",
+        "compute_spectrum",
+        ("tau", *GMM, "gmm.quadrature_nodes"),
+    ),
+    "table2": (
+        "results/tables/table2.csv",
+        "compute_theory_sizes",
+        ("theory.eps", "theory.d1", "theory.d2", "theory.beta", "theory.K"),
+    ),
+    "lcgm_probes": (
+        "results/tables/lcgm_probes.csv",
+        "assemble_lcgm",
+        (
+            *("tau", *LCGM, "lcgm.dims", "lcgm.n_train", "lcgm.n_candidates"),
+            "train.score",
+            *TRAIN,
+            "seeds",
+        ),
+    ),
+    "lcgm_elbow": (
+        "results/tables/lcgm_elbow.csv",
+        "assemble_lcgm",
+        ("lcgm.dims", "lcgm.elbow_fraction", "seeds"),
+    ),
+    "noise": (
+        "results/tables/noise_exponent.csv",
+        "assemble_noise",
+        (
+            "noise.scheme",
+            "noise.n_samples",
+            "noise.window",
+            "noise.n_bootstrap",
+            "noise.ci_level",
+            "noise.min_count",
+            "seeds",
+        ),
+    ),
+    "calibration": (
+        "results/tables/calibration.csv",
+        "measure_calibration",
+        (
+            "tau",
+            *GMM,
+            "calibration.truncation_max_rank",
+            "calibration.min_excess",
+            "calibration.n_bootstrap",
+            "calibration.ci_level",
+            "noise.window",
+            "seeds",
+        ),
+    ),
+    "cosine": (
+        "results/tables/cosine_ablation.csv",
+        "assemble_cosine",
+        (
+            "tau",
+            *GMM,
+            "ablation.scores",
+            "train.default_objective",
+            "train.cosine_scale",
+            "train.cosine_scale_learnable",
+            *TRAIN,
+            "seeds",
+        ),
+    ),
+    "sample_size": (
+        "results/tables/sample_size.csv",
+        "assemble_sample_size",
+        (
+            "tau",
+            *GMM,
+            "sample_size.pools",
+            "sample_size.fresh",
+            "sample_size.budget_multipliers",
+            "sample_size.other_lrs",
+            "gmm.n_train",
+            "train.score",
+            *TRAIN,
+            "seeds",
+        ),
+    ),
+    "sample_size_fits": (
+        "results/tables/sample_size_fits.csv",
+        "assemble_sample_size",
+        ("sample_size.budget_dims", "sample_size.ci_level", "train.lr", "seeds"),
+    ),
+}
+PAPER = "workflow/resources/paper_values.yaml"
+
+
+def _value(config: dict, dotted: str):
+    return reduce(lambda d, k: d[k], dotted.split("."), config)
+
+
+class Sources:
+    """``src(table, column, **row)``: the title of one printed number (see the module doc)."""
+
+    def __init__(self, config: dict):
+        self.config = config
+
+    def config_text(self, keys) -> str:
+        return ", ".join(f"{k}={_value(self.config, k)}" for k in keys)
+
+    def __call__(self, table: str, column: str, **row) -> str:
+        path, rule, keys = TABLES[table]
+        key = ", ".join(f"{k}={v}" for k, v in row.items())
+        parts = [f"source: {path}", f"column: {column}"]
+        if key:
+            parts.append(f"row: {key}")
+        parts += [f"rule: {rule}", f"config: {self.config_text(keys)}"]
+        return "; ".join(parts)
+
+    @staticmethod
+    def paper(key: str) -> str:
+        """A number the paper prints, by its key in paper_values.yaml."""
+        return f"source: {PAPER}; key: {key}; the paper's printed value"
+
+    @staticmethod
+    def derived(text: str) -> str:
+        return f"derived: {text}"
+
+
+#: each figure: its plot rule and the tables it reads
+FIGURES = {
+    "fig_eigenvalues": (
+        "plot_eigenvalues",
+        "results/gmm/eigenvalues.csv, results/gmm/spectrum.csv",
+    ),
+    "fig_excess": ("plot_excess", "results/tables/table1.csv"),
+    "fig_training": ("plot_training_curves", "results/encoders/gmm/**/metrics.json"),
+    "fig_theory": ("plot_theory_sizes", "results/tables/table2.csv"),
+    "fig_lcgm_probes": (
+        "plot_lcgm_probes",
+        "results/tables/lcgm_probes.csv, results/tables/lcgm_elbow.csv",
+    ),
+    "fig_lcgm_cancorr": ("plot_lcgm_cancorr", "results/lcgm/score~*/dim~*/seed~*/probes.json"),
+    "fig_lcgm_features": ("plot_lcgm_features", "results/lcgm/score~*/dim~*/seed~*/features.npz"),
+    "fig_noise": (
+        "plot_noise_exponent",
+        "results/tables/noise_exponent.csv, results/tables/noise_curve.csv",
+    ),
+    "fig_calibration": (
+        "plot_calibration",
+        "results/tables/calibration_points.csv, results/tables/calibration.csv",
+    ),
+    "fig_cosine": ("plot_cosine", "results/tables/cosine_ablation.csv"),
+    "fig_sample_size": (
+        "plot_sample_size",
+        "results/tables/sample_size.csv, results/tables/sample_size_fits.csv",
+    ),
+}
+
+
+def figure_sources(outputs: dict) -> dict:
+    """Per figure: its rule, input tables, output file and the command that regenerates it."""
+    out = {}
+    for name, (rule, tables) in FIGURES.items():
+        path = outputs.get(name, "")
+        out[name] = {
+            "rule": rule,
+            "tables": tables,
+            "path": path,
+            "command": f"snakemake --cores all --forcerun {rule} {path}",
+        }
+    return out
