@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from crl_approx.report import cell, fmt, verdict
+from crl_approx.verdicts import cell, fmt, verdict
 from crl_approx.theory import sizes
 
 
@@ -85,7 +85,7 @@ def _summary_for(tau: float, mu: float = 1.2):
     )
     paper = load_paper_values(REPO / "workflow" / "resources" / "paper_values.yaml")
     t1 = table1(spec, floor, runs, paper, ["population"], "population")
-    lines = table1_lines(table1_rows(t1, ["population"], "population"), "population")
+    lines = table1_lines(table1_rows(t1), "population")
     return {line["item"]: line["verdict"] for line in lines}, excess_tail_line(spec)
 
 

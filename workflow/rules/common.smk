@@ -15,6 +15,18 @@ def repo_path(*parts):
     return str(REPO.joinpath(*parts))
 
 
+#: the plotting code every plot rule lists as an input (an edit reruns the plots, not the numbers)
+PLOT_CODE = [
+    repo_path("workflow", "scripts", "crl_approx", name)
+    for name in (
+        "plots.py",
+        "plot_style.py",
+        "plots_experiments.py",
+        "sample_size_plot.py",
+    )
+]
+
+
 # Validate the merged config (config/config.yaml + --configfile + --config) before any job runs.
 try:
     _validated = validate_config(

@@ -86,7 +86,7 @@ rule plot_lcgm_probes:
     input:
         table=rules.assemble_lcgm.output.table,
         elbow=rules.assemble_lcgm.output.elbow,
-        code=repo_path("workflow", "scripts", "crl_approx", "plots.py"),
+        code=PLOT_CODE,
     output:
         figure=report(
             "results/figures/lcgm_probes.svg",
@@ -112,7 +112,7 @@ rule plot_lcgm_probes:
 rule plot_lcgm_cancorr:
     input:
         probes=lcgm_probes(),
-        code=repo_path("workflow", "scripts", "crl_approx", "plots.py"),
+        code=PLOT_CODE,
     output:
         figure=report(
             "results/figures/lcgm_cancorr.svg",
@@ -144,7 +144,7 @@ rule plot_lcgm_features:
             dim=feature_view_dims(),
             seed=config["seeds"][0],
         ),
-        code=repo_path("workflow", "scripts", "crl_approx", "plots.py"),
+        code=PLOT_CODE,
     output:
         figure=report(
             "results/figures/lcgm_features.svg",

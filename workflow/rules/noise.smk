@@ -103,7 +103,7 @@ rule plot_noise_exponent:
     input:
         table=rules.assemble_noise.output.table,
         curve=rules.assemble_noise.output.curve,
-        code=repo_path("workflow", "scripts", "crl_approx", "plots.py"),
+        code=PLOT_CODE,
     output:
         figure=report(
             "results/figures/noise_exponent.svg",
@@ -130,7 +130,7 @@ rule plot_calibration:
     input:
         points=rules.measure_calibration.output.points,
         table=rules.measure_calibration.output.table,
-        code=repo_path("workflow", "scripts", "crl_approx", "plots.py"),
+        code=PLOT_CODE,
     output:
         figure=report(
             "results/figures/calibration.svg",
@@ -156,7 +156,7 @@ rule plot_calibration:
 rule plot_cosine:
     input:
         table=rules.assemble_cosine.output.table,
-        code=repo_path("workflow", "scripts", "crl_approx", "plots.py"),
+        code=PLOT_CODE,
     output:
         figure=report(
             "results/figures/cosine_ablation.svg",

@@ -24,7 +24,7 @@ rule plot_eigenvalues:
     input:
         eigenvalues=rules.compute_spectrum.output.eigenvalues,
         spectrum=rules.compute_spectrum.output.spectrum,
-        code=repo_path("workflow", "scripts", "crl_approx", "plots.py"),
+        code=PLOT_CODE,
     output:
         figure=report(
             "results/figures/eigenvalues.svg",
@@ -50,7 +50,7 @@ rule plot_eigenvalues:
 rule plot_excess:
     input:
         table1=rules.assemble_table1.output.table,
-        code=repo_path("workflow", "scripts", "crl_approx", "plots.py"),
+        code=PLOT_CODE,
     output:
         figure=report(
             "results/figures/excess_vs_d.svg",
@@ -76,7 +76,7 @@ rule plot_excess:
 rule plot_training_curves:
     input:
         metrics=encoder_files("gmm", table1_runs(), "metrics.json"),
-        code=repo_path("workflow", "scripts", "crl_approx", "plots.py"),
+        code=PLOT_CODE,
     output:
         figure=report(
             "results/figures/training_curves.svg",
@@ -102,7 +102,7 @@ rule plot_training_curves:
 rule plot_theory_sizes:
     input:
         table2=rules.compute_theory_sizes.output.table,
-        code=repo_path("workflow", "scripts", "crl_approx", "plots.py"),
+        code=PLOT_CODE,
     output:
         figure=report(
             "results/figures/theory_sizes.svg",
@@ -157,8 +157,10 @@ rule build_report:
             repo_path("workflow", "scripts", "crl_approx", name)
             for name in (
                 "report.py",
+                "report_sections.py",
                 "report_summary.py",
                 "sample_size_report.py",
+                "provenance.py",
                 "verdicts.py",
             )
         ],

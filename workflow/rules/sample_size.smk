@@ -94,10 +94,7 @@ rule plot_sample_size:
     input:
         table=rules.assemble_sample_size.output.table,
         fits=rules.assemble_sample_size.output.fits,
-        code=[
-            repo_path("workflow", "scripts", "crl_approx", name)
-            for name in ("plots.py", "sample_size_plot.py")
-        ],
+        code=PLOT_CODE,
     output:
         figure=report(
             "results/figures/sample_size.svg",

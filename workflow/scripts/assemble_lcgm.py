@@ -4,8 +4,8 @@ from crl_approx.runtime import rule_logging
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk):
-    from crl_approx import lcgm  # imported inside, so the log times the imports too
+    from crl_approx import probes  # imported inside, so the log times the imports too
 
-    lcgm.run_assemble(
+    probes.run_assemble(
         smk.input.probes, smk.input.metrics, smk.input.paper, smk.params.lcgm, smk.output
     )

@@ -4,9 +4,9 @@ from crl_approx.runtime import rule_logging
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk):
-    from crl_approx import lcgm  # imported inside, so the log times the imports too
+    from crl_approx import probes  # imported inside, so the log times the imports too
 
-    lcgm.run_probe(
+    probes.run_probe(
         smk.params.lcgm,
         smk.params.tau,
         int(smk.wildcards.dim),

@@ -63,8 +63,8 @@ def table1_lines(table1_rows: list[dict], objective: str, src=_no_src) -> list[d
                     c["verdict"],
                     c["css"],
                     "table1",
-                    src("table1", col, D=d),
-                    src("table1", f"paper_{col}", D=d),
+                    src("table1", col, objective=objective, D=d),
+                    src("table1", f"paper_{col}", objective=objective, D=d),
                 )
             )
         for key, col, name in (
@@ -80,8 +80,8 @@ def table1_lines(table1_rows: list[dict], objective: str, src=_no_src) -> list[d
                     c["verdict"],
                     c["css"],
                     "table1",
-                    src("table1", f"{col}_mean, {col}_sd", D=d),
-                    src("table1", f"paper_{col}", D=d),
+                    src("table1", f"{col}_mean, {col}_sd", objective=objective, D=d),
+                    src("table1", f"paper_{col}", objective=objective, D=d),
                 )
             )
     return lines

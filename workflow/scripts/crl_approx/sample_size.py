@@ -124,12 +124,12 @@ CELL = ["D", "protocol", "budget_multiplier", "lr"]
 def summary(parts: pd.DataFrame, paper: dict, lr0: float) -> pd.DataFrame:
     """One row per cell: mean ± sd over seeds of the excess and its parts, the paper's value and
     the verdict."""
+    from .tables import summarise
+
     metrics = ["mlp_excess_risk", "mlp_l2_distance", "population", "network", "sampling"]
-    g = parts.groupby(CELL, sort=False)
-    out = g[metrics].agg(["mean", "std"])
-    out.columns = [f"{m}_{s.replace('std', 'sd')}" for m, s in out.columns]
-    first = g[["pool_size", "steps", "pairs_seen", "distinct_pairs", "approximation"]].first()
-    out = first.join(out).join(g["seed"].nunique().rename("n_seeds")).reset_index()
+    first = parts.groupby(CELL)[["pool_size", "steps", "pairs_seen", "distinct_pairs"]].first()
+    first["approximation"] = parts.groupby(CELL)["approximation"].first()
+    out = first.reset_index().merge(summarise(parts, CELL, metrics), on=CELL)
     out["is_default_lr"] = np.isclose(out["lr"], lr0)
     paper_by_d = {int(r["D"]): r["mlp_excess_risk"] for r in paper["table1"]}
     out["paper_mlp_excess_risk"] = out["D"].map(paper_by_d)

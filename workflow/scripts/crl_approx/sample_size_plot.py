@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from .plots import STYLE, _save
+from .plot_style import STYLE, _save
 
 DIM_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 #: the right panel's fitted line is drawn out to at most this multiple of the largest budget run

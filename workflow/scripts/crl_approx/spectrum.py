@@ -286,7 +286,15 @@ def run(gmm: dict, tau: float, output) -> SpectrumResult:
         worst["D"],
     )
     t0 = time.perf_counter()
-    checks = crosscheck_table(res.spec, tau)
+    spec = res.spec
+    checks = crosscheck_table(
+        mix,
+        {
+            "mutual_information": mutual_information(spec),
+            "minus_L_star_over_tau": -infonce_loss(spec, tau * spec.pmi, tau) / tau,
+            "sum_lambda": float(np.sum(spec.eigenvalues)),
+        },
+    )
     log.info(
         "cross-checks by direct integration (%.2f s):\n%s",
         time.perf_counter() - t0,

@@ -34,12 +34,14 @@ def load_runs(paths) -> pd.DataFrame:
     return pd.DataFrame(rows).sort_values(["objective", "D", "seed"], ignore_index=True)
 
 
-def summarise_runs(runs: pd.DataFrame, objective: str, suffix: str) -> pd.DataFrame:
-    """Mean and sample standard deviation over seeds, per D, for one objective."""
-    sub = runs[runs["objective"] == objective]
-    agg = sub.groupby("D")[list(MLP_METRICS)].agg(["mean", "std"])
-    agg.columns = [f"{metric}_{stat.replace('std', 'sd')}{suffix}" for metric, stat in agg.columns]
-    agg[f"n_seeds{suffix}"] = sub.groupby("D")["seed"].nunique()
+def summarise(runs: pd.DataFrame, by, metrics) -> pd.DataFrame:
+    """Per group of ``by``: the mean and sample standard deviation over seeds of each metric
+    (``<metric>_mean``, ``<metric>_sd``) and the number of seeds (``n_seeds``)."""
+    by = [by] if isinstance(by, str) else list(by)
+    groups = runs.groupby(by, sort=True)
+    agg = groups[list(metrics)].agg(["mean", "std"])
+    agg.columns = [f"{metric}_{'sd' if stat == 'std' else stat}" for metric, stat in agg.columns]
+    agg["n_seeds"] = groups["seed"].nunique()
     return agg.reset_index()
 
 
@@ -51,27 +53,25 @@ def table1(
     objectives,
     default_objective: str,
 ) -> pd.DataFrame:
-    """Table 1: one row per D; our columns, the paper's, and the ratio ours/paper."""
-    out = spectrum[["D", "spectral_tail", "truncation_excess_risk"]].merge(
+    """Table 1: one row per (objective, D), the default objective first. The spectral columns
+    (no training involved) repeat on every objective's rows; ours, the paper's and ours/paper."""
+    base = spectrum[["D", "spectral_tail", "truncation_excess_risk"]].merge(
         floor[["D", "rank_d_floor_excess_risk"]], on="D", how="left"
     )
-    ordered = [default_objective] + [o for o in objectives if o != default_objective]
-    for objective in ordered:
-        suffix = "" if objective == default_objective else f"_{objective}"
-        out = out.merge(summarise_runs(runs, objective, suffix), on="D", how="left")
     paper_df = pd.DataFrame(paper["table1"]).set_index("D")
     for col in TABLE1_PAPER_COLUMNS:
-        out[f"paper_{col}"] = out["D"].map(paper_df[col])
+        base[f"paper_{col}"] = base["D"].map(paper_df[col])
     for col in ("spectral_tail", "truncation_excess_risk"):
-        out[f"ratio_{col}"] = out[col] / out[f"paper_{col}"]
-    for objective in ordered:
-        suffix = "" if objective == default_objective else f"_{objective}"
-        for metric in MLP_METRICS:
-            out[f"ratio_{metric}{suffix}"] = out[f"{metric}_mean{suffix}"] / out[f"paper_{metric}"]
-        # how far above the best achievable rank-D excess the trained MLPs sit
-        out[f"mlp_excess_over_floor{suffix}"] = (
-            out[f"mlp_excess_risk_mean{suffix}"] / out["rank_d_floor_excess_risk"]
-        )
+        base[f"ratio_{col}"] = base[col] / base[f"paper_{col}"]
+    ordered = [default_objective] + [o for o in objectives if o != default_objective]
+    mlp = summarise(runs[runs["objective"].isin(ordered)], ["objective", "D"], MLP_METRICS)
+    out = pd.DataFrame({"objective": ordered}).merge(base, how="cross")
+    out = out.merge(mlp, on=["objective", "D"], how="left")
+    out.insert(1, "is_default", out["objective"] == default_objective)
+    for metric in MLP_METRICS:
+        out[f"ratio_{metric}"] = out[f"{metric}_mean"] / out[f"paper_{metric}"]
+    # how far above the best achievable rank-D excess the trained MLPs sit
+    out["mlp_excess_over_floor"] = out["mlp_excess_risk_mean"] / out["rank_d_floor_excess_risk"]
     return out
 
 
@@ -103,9 +103,7 @@ def cosine_table(runs: pd.DataFrame, spectrum: pd.DataFrame, floor: pd.DataFrame
     )
     for score in scores:
         sub = runs[runs["score"] == score]
-        agg = sub.groupby("D")[list(MLP_METRICS)].agg(["mean", "std"])
-        agg.columns = [f"{m}_{s.replace('std', 'sd')}_{score}" for m, s in agg.columns]
-        agg[f"n_seeds_{score}"] = sub.groupby("D")["seed"].nunique()
+        agg = summarise(sub, "D", MLP_METRICS).set_index("D").add_suffix(f"_{score}")
         if score == "cosine" and "cosine_scale" in sub:
             agg["cosine_scale_mean"] = sub.groupby("D")["cosine_scale"].mean()
         out = out.merge(agg.reset_index(), on="D", how="right")

@@ -1,0 +1,148 @@
+"""README's measured tables against the outputs of a default run (the default-config tier: set
+CRL_DEFAULT_RUN to the folder of a finished `snakemake --cores all`). Every number of these tables
+must equal the stored one at the precision it is printed with; a stale README fails here."""
+
+import os
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from conftest import REPO
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        not os.environ.get("CRL_DEFAULT_RUN"),
+        reason="set CRL_DEFAULT_RUN to the folder of a finished default run",
+    ),
+]
+NUMBER = re.compile(r"[-−]?\d+(?:\.\d+)?(?:e[-+−]?\d+)?")
+
+
+def readme_table(header_start: str) -> list[list[str]]:
+    """The body rows of the README table whose header line starts with ``header_start``."""
+    lines = (REPO / "README.md").read_text().splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(header_start))
+    rows = []
+    for line in lines[start + 2 :]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in line.strip("|").split("|")])
+    return rows
+
+
+def numbers(cell: str) -> list[tuple[float, float]]:
+    """Each number of a cell and half a unit of its last printed digit."""
+    out = []
+    for token in NUMBER.findall(cell.replace("−", "-").replace("**", "")):
+        mantissa, _, exponent = token.partition("e")
+        decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
+        out.append((float(token), 0.5 * 10.0 ** (int(exponent or 0) - decimals)))
+    return out
+
+
+def close(cell: str, *stored) -> None:
+    """The cell's numbers, in order, equal the stored values at their printed precision."""
+    nums = numbers(cell)
+    assert len(nums) >= len(stored), (cell, stored)
+    for (value, half), want in zip(nums, stored, strict=False):
+        assert abs(value - want) <= half * (1 + 1e-9), (cell, value, want)
+
+
+@pytest.fixture(scope="module")
+def run() -> Path:
+    return Path(os.environ["CRL_DEFAULT_RUN"]) / "results"
+
+
+def test_readme_spectrum_table(run):
+    spec = pd.read_csv(run / "gmm" / "spectrum.csv").set_index("D")
+    rows = readme_table("| D | spectral tail (ours)")
+    assert [int(r[0]) for r in rows] == spec.index.tolist()
+    for d, tail, _, trunc, _ in rows:
+        close(tail, spec.loc[int(d), "spectral_tail"])
+        close(trunc, spec.loc[int(d), "truncation_excess_risk"])
+
+
+def test_readme_table1(run):
+    t = pd.read_csv(run / "tables" / "table1.csv").set_index(["objective", "D"])
+    for d, floor, pop, smp, _, l2p, l2s, _ in readme_table("| D | floor (ours) | excess, pop"):
+        p, s = t.loc[("population", int(d))], t.loc[("samples", int(d))]
+        close(floor, p["rank_d_floor_excess_risk"])
+        for cell, r in ((pop, p), (smp, s)):
+            close(cell, *r[["mlp_excess_risk_mean", "mlp_excess_risk_sd", "ratio_mlp_excess_risk"]])
+        close(l2p, p["mlp_l2_distance_mean"], p["mlp_l2_distance_sd"])
+        close(l2s, s["mlp_l2_distance_mean"], s["mlp_l2_distance_sd"])
+
+
+def test_readme_sample_size_table(run):
+    t = pd.read_csv(run / "tables" / "sample_size.csv")
+    t = t[t["is_default_lr"] & (t["budget_multiplier"] == 1)].set_index(["D", "protocol"])
+    protocols = ["n=10000", "n=100000", "n=1000000", "fresh"]
+    for row in readme_table("| D | floor | population MLP |"):
+        d = int(row[0])
+        first = t.loc[(d, "fresh")]
+        close(row[1], first["approximation"])
+        close(row[2], first["population_mean"], first["population_sd"])
+        for cell, p in zip(row[3:7], protocols, strict=True):
+            r = t.loc[(d, p)]
+            close(cell, *r[["mlp_excess_risk_mean", "mlp_excess_risk_sd", "ratio_to_paper"]])
+
+
+def test_readme_lcgm_table(run):
+    t = pd.read_csv(run / "tables" / "lcgm_probes.csv").set_index("D")
+    rows = readme_table("| D | R² f(x)")
+    assert [int(r[0].split()[0]) for r in rows] == t.index.tolist()  # every D of the sweep
+    for d, f, g, cc, excess in rows:
+        r = t.loc[int(d.split()[0])]
+        close(f, r["probe_r2_f_mean"], r["probe_r2_f_sd"])
+        close(g, r["probe_r2_g_mean"], r["probe_r2_g_sd"])
+        close(cc, r["cc_capture_g_mean"])
+        close(excess, r["heldout_excess_mean"], r["heldout_excess_sd"])
+
+
+def test_readme_noise_table(run):
+    t = pd.read_csv(run / "tables" / "noise_exponent.csv")
+    for label, dataset in (("Gaussian mixture", "gmm"), ("LCGM", "lcgm")):
+        row = next(r for r in readme_table("| data | μ̂") if r[0].startswith(label))
+        pooled = t[(t["dataset"] == dataset) & (t["seed"] == -1)].iloc[0]
+        seeds = t[(t["dataset"] == dataset) & (t["seed"] >= 0)].sort_values("seed")
+        close(row[1], pooled["mu_hat"])
+        close(row[2], pooled["mu_ci_lo"], pooled["mu_ci_hi"])
+        close(row[3], *seeds["mu_hat"])
+        close(row[4], pooled["rate_exponent"])
+
+
+def test_readme_calibration_table(run):
+    t = pd.read_csv(run / "tables" / "calibration.csv").set_index("group")
+    names = {
+        "all": "all",
+        "checkpoints, inner score": "checkpoints_inner",
+        "checkpoints, cosine score": "checkpoints_cosine",
+        "rank-D truncations": "truncations",
+        "checkpoints, D = 2": "checkpoints_D2",
+        "checkpoints, D = 4": "checkpoints_D4",
+        "checkpoints, D = 8": "checkpoints_D8",
+    }
+    for label, used, runs, kappa, ci, c_half, c_noise in readme_table("| scores | used |"):
+        r = t.loc[names[label]]
+        close(used, r["n_points"])
+        close(runs, r["n_clusters"])
+        close(kappa, r["exponent"])
+        close(ci, r["exponent_ci_lo"], r["exponent_ci_hi"])
+        close(c_half, r["max_ratio_to_bound"])
+        close(c_noise, r["max_ratio_to_noise_bound"])
+
+
+def test_readme_cosine_table(run):
+    t = pd.read_csv(run / "tables" / "cosine_ablation.csv").set_index("D")
+    for d, inner, cosine, ratio, floor, l2i, l2c, scale in readme_table("| D | excess, inner |"):
+        r = t.loc[int(d)]
+        close(inner, r["mlp_excess_risk_mean_inner"], r["mlp_excess_risk_sd_inner"])
+        close(cosine, r["mlp_excess_risk_mean_cosine"], r["mlp_excess_risk_sd_cosine"])
+        close(ratio, r["mlp_excess_risk_cosine_over_inner"])
+        close(floor, r["rank_d_floor_excess_risk"])
+        close(l2i, r["mlp_l2_distance_mean_inner"])
+        close(l2c, r["mlp_l2_distance_mean_cosine"])
+        close(scale, r["cosine_scale_mean"])
