@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from crl_approx.verdicts import cell, fmt, verdict
 from crl_approx.theory import sizes
+from crl_approx.verdicts import cell, fmt, verdict
 
 
 def test_fmt_prints_like_the_paper():
