@@ -11,7 +11,7 @@ import shutil
 import tempfile
 
 import pytest
-from test_report import IDS
+from test_report import IDS, PLOT_RULES
 
 from conftest import REPO
 
@@ -61,7 +61,7 @@ def test_report_renders_cleanly_offline(smoke_run, browser):
     images = browser.execute_script(
         "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.alt]);"
     )
-    assert len(images) == 10
+    assert len(images) == len(PLOT_RULES)  # one figure per plot rule
     for complete, width, alt in images:
         assert complete and width > 0, alt
     for ident in IDS:

@@ -59,7 +59,11 @@ rule assemble_table1:
         metrics=encoder_files("gmm", table1_runs(), "metrics.json"),
         paper=repo_path("workflow", "resources", "paper_values.yaml"),
     output:
-        table="results/tables/table1.csv",
+        table=report(
+            "results/tables/table1.csv",
+            caption="../../report/captions/table1.rst",
+            category="Table 1: Gaussian mixture",
+        ),
         runs="results/tables/encoder_runs_gmm.csv",
     log:
         "logs/assemble_table1/table1.log",

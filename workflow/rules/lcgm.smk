@@ -63,8 +63,16 @@ rule assemble_lcgm:
         metrics=encoder_files("lcgm", lcgm_runs(), "metrics.json"),
         paper=repo_path("workflow", "resources", "paper_values.yaml"),
     output:
-        table="results/tables/lcgm_probes.csv",
-        elbow="results/tables/lcgm_elbow.csv",
+        table=report(
+            "results/tables/lcgm_probes.csv",
+            caption="../../report/captions/lcgm_probes_table.rst",
+            category="Experiment 3: LCGM",
+        ),
+        elbow=report(
+            "results/tables/lcgm_elbow.csv",
+            caption="../../report/captions/lcgm_elbow_table.rst",
+            category="Experiment 3: LCGM",
+        ),
         runs="results/lcgm/runs.csv",
     log:
         "logs/assemble_lcgm/lcgm.log",

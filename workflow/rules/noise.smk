@@ -29,7 +29,11 @@ rule assemble_noise:
         counts=noise_files("counts.json"),
         paper=repo_path("workflow", "resources", "paper_values.yaml"),
     output:
-        table="results/tables/noise_exponent.csv",
+        table=report(
+            "results/tables/noise_exponent.csv",
+            caption="../../report/captions/noise_table.rst",
+            category="Experiment 4: noise exponent",
+        ),
         curve="results/tables/noise_curve.csv",
     log:
         "logs/assemble_noise/noise.log",
@@ -56,7 +60,11 @@ rule measure_calibration:
         noise=rules.assemble_noise.output.table,
     output:
         points="results/tables/calibration_points.csv",
-        table="results/tables/calibration.csv",
+        table=report(
+            "results/tables/calibration.csv",
+            caption="../../report/captions/calibration_table.rst",
+            category="Calibration",
+        ),
     log:
         "logs/measure_calibration/calibration.log",
     benchmark:
@@ -82,7 +90,11 @@ rule assemble_cosine:
         spectrum=rules.compute_spectrum.output.spectrum,
         floor=rules.compute_rank_floor.output.floor,
     output:
-        table="results/tables/cosine_ablation.csv",
+        table=report(
+            "results/tables/cosine_ablation.csv",
+            caption="../../report/captions/cosine_table.rst",
+            category="Cosine ablation",
+        ),
     log:
         "logs/assemble_cosine/cosine.log",
     benchmark:

@@ -3,7 +3,11 @@
 
 rule compute_theory_sizes:
     output:
-        table="results/tables/table2.csv",
+        table=report(
+            "results/tables/table2.csv",
+            caption="../../report/captions/table2_table.rst",
+            category="Table 2: theory",
+        ),
     log:
         "logs/compute_theory_sizes/table2.log",
     benchmark:

@@ -66,8 +66,16 @@ rule assemble_sample_size:
         floor=rules.compute_rank_floor.output.floor,
         paper=repo_path("workflow", "resources", "paper_values.yaml"),
     output:
-        table="results/tables/sample_size.csv",
-        fits="results/tables/sample_size_fits.csv",
+        table=report(
+            "results/tables/sample_size.csv",
+            caption="../../report/captions/sample_size_table.rst",
+            category="Table 1: Gaussian mixture",
+        ),
+        fits=report(
+            "results/tables/sample_size_fits.csv",
+            caption="../../report/captions/sample_size_fits_table.rst",
+            category="Table 1: Gaussian mixture",
+        ),
         runs="results/tables/sample_size_runs.csv",
     log:
         "logs/assemble_sample_size/sample_size.log",

@@ -15,9 +15,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from .plot_style import STYLE, _save
+from .plot_style import STYLE, _mean_sd, _save
 
 DIM_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+#: the excess columns (mean, sd over seeds) drawn with error bars
+EXCESS = ("mlp_excess_risk_mean", "mlp_excess_risk_sd")
 #: the right panel's fitted line is drawn out to at most this multiple of the largest budget run
 MAX_EXTRAPOLATION = 1000.0
 
@@ -40,25 +42,10 @@ def plot_sample_size(table_csv, fits_csv, path) -> None:
             sub = main[main["D"] == dim]
             pools = sub[sub["protocol"] != "fresh"].sort_values("distinct_pairs")
             fresh = sub[sub["protocol"] == "fresh"]
-            ax.errorbar(
-                pools["distinct_pairs"],
-                pools["mlp_excess_risk_mean"],
-                yerr=pools["mlp_excess_risk_sd"].fillna(0),
-                fmt="o-",
-                color=c,
-                capsize=3,
-                label=f"D = {dim}: pools of n",
-            )
+            x = pools["distinct_pairs"]
+            _mean_sd(ax, x, pools, *EXCESS, "o-", color=c, label=f"D = {dim}: pools of n")
             if len(fresh):
-                ax.errorbar(
-                    fresh["distinct_pairs"],
-                    fresh["mlp_excess_risk_mean"],
-                    yerr=fresh["mlp_excess_risk_sd"].fillna(0),
-                    fmt="o",
-                    mfc="white",
-                    color=c,
-                    capsize=3,
-                )
+                _mean_sd(ax, fresh["distinct_pairs"], fresh, *EXCESS, "o", mfc="white", color=c)
             first = sub.iloc[0]
             ax.hlines(first["approximation"], *span, colors=c, linestyles=":", lw=1)
             ax.hlines(first["population_mean"], *span, colors=c, linestyles="--", lw=1)
@@ -84,15 +71,8 @@ def plot_sample_size(table_csv, fits_csv, path) -> None:
                 continue
             c, f = _color(i), fit.iloc[0]
             fresh = fresh.sort_values("steps")
-            ax2.errorbar(
-                fresh["steps"],
-                fresh["mlp_excess_risk_mean"],
-                yerr=fresh["mlp_excess_risk_sd"].fillna(0),
-                fmt="o",
-                color=c,
-                capsize=3,
-                label=f"D = {dim}: fresh, a = {f['exponent']:.2f}",
-            )
+            label = f"D = {dim}: fresh, a = {f['exponent']:.2f}"
+            _mean_sd(ax2, fresh["steps"], fresh, *EXCESS, "o", color=c, label=label)
             base = fresh["steps"].min() / fresh["budget_multiplier"].min()
             reach = f["budget_to_paper"] * base
             s_max = fresh["steps"].max()
