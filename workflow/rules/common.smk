@@ -1,4 +1,5 @@
 # Shared helpers: config validation and repo paths (no rules in this file).
+import os
 import sys
 from pathlib import Path
 
@@ -25,6 +26,16 @@ PLOT_CODE = [
         "sample_size_plot.py",
     )
 ]
+
+
+def figure_source(plot):
+    """A plot rule's name and what it reads (its inputs but the plotting code): the files, or for
+    more than three, their common folder and count."""
+    files = sorted(str(f) for f in plot.input if str(f) not in PLOT_CODE)
+    if len(files) > 3:
+        folder = os.path.commonpath(files)
+        files = [f"{len(files)} files under {folder}/"]
+    return {"rule": plot.rule.name, "reads": ", ".join(files)}
 
 
 # Validate the merged config (config/config.yaml + --configfile + --config) before any job runs.

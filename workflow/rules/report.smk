@@ -129,31 +129,38 @@ rule plot_theory_sizes:
         "../scripts/plot.py"
 
 
+# The report's figures, in its order: input name → the plot rule that draws it. The report's
+# inputs, its figure list and each caption's rule and tables all come from here.
+REPORT_FIGURES = {
+    "fig_eigenvalues": rules.plot_eigenvalues,
+    "fig_excess": rules.plot_excess,
+    "fig_training": rules.plot_training_curves,
+    "fig_theory": rules.plot_theory_sizes,
+    "fig_lcgm_probes": rules.plot_lcgm_probes,
+    "fig_lcgm_cancorr": rules.plot_lcgm_cancorr,
+    "fig_lcgm_features": rules.plot_lcgm_features,
+    "fig_noise": rules.plot_noise_exponent,
+    "fig_calibration": rules.plot_calibration,
+    "fig_cosine": rules.plot_cosine,
+    "fig_sample_size": rules.plot_sample_size,
+}
+
+
 rule build_report:
     input:
+        **{name: plot.output.figure for name, plot in REPORT_FIGURES.items()},
         table1=rules.assemble_table1.output.table,
         table2=rules.compute_theory_sizes.output.table,
         spectrum=rules.compute_spectrum.output.spectrum,
         crosschecks=rules.compute_spectrum.output.crosschecks,
-        fig_eigenvalues=rules.plot_eigenvalues.output.figure,
-        fig_excess=rules.plot_excess.output.figure,
-        fig_training=rules.plot_training_curves.output.figure,
-        fig_theory=rules.plot_theory_sizes.output.figure,
         lcgm_table=rules.assemble_lcgm.output.table,
         lcgm_elbow=rules.assemble_lcgm.output.elbow,
         lcgm_design=rules.check_lcgm_design.output.design,
-        fig_lcgm_probes=rules.plot_lcgm_probes.output.figure,
-        fig_lcgm_cancorr=rules.plot_lcgm_cancorr.output.figure,
-        fig_lcgm_features=rules.plot_lcgm_features.output.figure,
         noise_table=rules.assemble_noise.output.table,
         calibration_table=rules.measure_calibration.output.table,
         cosine_table=rules.assemble_cosine.output.table,
         sample_size_table=rules.assemble_sample_size.output.table,
         sample_size_fits=rules.assemble_sample_size.output.fits,
-        fig_sample_size=rules.plot_sample_size.output.figure,
-        fig_noise=rules.plot_noise_exponent.output.figure,
-        fig_calibration=rules.plot_calibration.output.figure,
-        fig_cosine=rules.plot_cosine.output.figure,
         paper=repo_path("workflow", "resources", "paper_values.yaml"),
         template=repo_path("report", "templates", "index.html.j2"),
         css=repo_path("report", "style.css"),
@@ -186,18 +193,9 @@ rule build_report:
         runtime="5m",
     params:
         config=config,
-        figures=[
-            "fig_eigenvalues",
-            "fig_excess",
-            "fig_training",
-            "fig_theory",
-            "fig_lcgm_probes",
-            "fig_lcgm_cancorr",
-            "fig_lcgm_features",
-            "fig_noise",
-            "fig_calibration",
-            "fig_cosine",
-            "fig_sample_size",
-        ],
+        figures=list(REPORT_FIGURES),
+        figure_sources={
+            name: figure_source(plot) for name, plot in REPORT_FIGURES.items()
+        },
     script:
         "../scripts/build_report.py"

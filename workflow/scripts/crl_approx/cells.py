@@ -203,7 +203,6 @@ def write_outputs(model, metrics: list, checkpoints: list, output, meta: dict) -
 def run(dataset, data, train, tau, dim, seeds, objective, threads, pairs_paths, output) -> list:
     """The ``train_encoder`` rule: every seed of one (dataset, objective, score, D) cell;
     ``data`` is the dataset's config section, ``pairs_paths`` one file per seed (or none)."""
-    from .towers import model_meta
 
     pairs = [dict(np.load(p)) for p in pairs_paths] if pairs_paths else None
     if dataset == "gmm":
@@ -226,7 +225,14 @@ def run(dataset, data, train, tau, dim, seeds, objective, threads, pairs_paths, 
             log.info("D=%d seed=%d: val loss %.6f", dim, m["seed"], m["final_val_loss"])
     else:
         raise ValueError(f"unknown dataset {dataset!r}")
-    log.info("%d seeds trained together in %.1f s", len(seeds), metrics[0]["train_seconds"])
+    return _finish(model, metrics, ckpts, output, dim, objective, train, tau)
+
+
+def _finish(model, metrics, ckpts, output, dim, objective, train, tau) -> list:
+    """Every seed's outputs of one training job, after the log line all training jobs end with."""
+    from .towers import model_meta
+
+    log.info("%d seeds trained together in %.1f s", model.replicas, metrics[0]["train_seconds"])
     write_outputs(model, metrics, ckpts, output, model_meta(model, dim, objective, train, tau))
     return metrics
 
@@ -237,7 +243,7 @@ def run_sample_size(data, train, tau, dim, seeds, pool, steps, threads, pairs_pa
     ``pairs_paths`` one file per seed) or, for ``pool == "fresh"``, on a fresh stream (validation
     pairs drawn as make_dataset draws them)."""
     from .data import gmm_pairs
-    from .towers import model_meta
+    from .sample_size import pair_counts
 
     fresh = pool == "fresh"
     if fresh:
@@ -247,12 +253,12 @@ def run_sample_size(data, train, tau, dim, seeds, pool, steps, threads, pairs_pa
     model, metrics, ckpts = train_gmm(
         data, train, tau, dim, seeds, "samples", threads, pairs, steps=steps, fresh=fresh
     )
-    seen = int(steps) * train["batch_size"]
+    seen, distinct = pair_counts(pool, steps, train["batch_size"])
     for m in metrics:
         m["pool"] = "fresh" if fresh else int(pool)
         m["lr"] = train["lr"]
         m["pairs_seen"] = seen
-        m["distinct_pairs"] = seen if fresh else min(int(pool), seen)
+        m["distinct_pairs"] = distinct
         log.info(
             "D=%d seed=%d pool %s, %d steps, lr %g: excess %.4e",
             dim,
@@ -262,6 +268,4 @@ def run_sample_size(data, train, tau, dim, seeds, pool, steps, threads, pairs_pa
             train["lr"],
             m["mlp_excess_risk"],
         )
-    log.info("%d seeds trained together in %.1f s", len(seeds), metrics[0]["train_seconds"])
-    write_outputs(model, metrics, ckpts, output, model_meta(model, dim, "samples", train, tau))
-    return metrics
+    return _finish(model, metrics, ckpts, output, dim, "samples", train, tau)

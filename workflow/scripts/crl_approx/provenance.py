@@ -155,46 +155,15 @@ class Sources:
         return f"derived: {text}"
 
 
-#: each figure: its plot rule and the tables it reads
-FIGURES = {
-    "fig_eigenvalues": (
-        "plot_eigenvalues",
-        "results/gmm/eigenvalues.csv, results/gmm/spectrum.csv",
-    ),
-    "fig_excess": ("plot_excess", "results/tables/table1.csv"),
-    "fig_training": ("plot_training_curves", "results/encoders/gmm/**/metrics.json"),
-    "fig_theory": ("plot_theory_sizes", "results/tables/table2.csv"),
-    "fig_lcgm_probes": (
-        "plot_lcgm_probes",
-        "results/tables/lcgm_probes.csv, results/tables/lcgm_elbow.csv",
-    ),
-    "fig_lcgm_cancorr": ("plot_lcgm_cancorr", "results/lcgm/score~*/dim~*/seed~*/probes.json"),
-    "fig_lcgm_features": ("plot_lcgm_features", "results/lcgm/score~*/dim~*/seed~*/features.npz"),
-    "fig_noise": (
-        "plot_noise_exponent",
-        "results/tables/noise_exponent.csv, results/tables/noise_curve.csv",
-    ),
-    "fig_calibration": (
-        "plot_calibration",
-        "results/tables/calibration_points.csv, results/tables/calibration.csv",
-    ),
-    "fig_cosine": ("plot_cosine", "results/tables/cosine_ablation.csv"),
-    "fig_sample_size": (
-        "plot_sample_size",
-        "results/tables/sample_size.csv, results/tables/sample_size_fits.csv",
-    ),
-}
-
-
-def figure_sources(outputs: dict) -> dict:
-    """Per figure: its rule, input tables, output file and the command that regenerates it."""
-    out = {}
-    for name, (rule, tables) in FIGURES.items():
-        path = outputs.get(name, "")
-        out[name] = {
-            "rule": rule,
-            "tables": tables,
-            "path": path,
-            "command": f"snakemake --cores all --forcerun {rule} {path}",
+def figure_sources(sources: dict, outputs: dict) -> dict:
+    """Per figure: its plot rule and what it reads (``sources``, derived from the rules by the
+    build_report rule), its file and the command that regenerates it."""
+    return {
+        name: {
+            "rule": src["rule"],
+            "tables": src["reads"],
+            "path": outputs[name],
+            "command": f"snakemake --cores all --forcerun {src['rule']} {outputs[name]}",
         }
-    return out
+        for name, src in sources.items()
+    }

@@ -164,13 +164,14 @@ def build(inputs, params, output, repo: Path) -> str:
     table1 = table1_rows(t1)
     lcgm = lcgm_context(inputs.lcgm_table, inputs.lcgm_elbow, inputs.lcgm_design, paper["lcgm"])
     src = provenance.Sources(config)
+    noise = pd.read_csv(inputs.noise_table)
     context = {
         "config": config,
         "config_yaml": yaml.safe_dump(config, sort_keys=False, allow_unicode=True),
         "paper": paper,
         "table1": table1,
         "summary": report_summary.summary(
-            table1, default_objective, spectrum, lcgm, pd.read_csv(inputs.noise_table), paper, src
+            table1, default_objective, spectrum, lcgm, noise, paper, src
         ),
         "src": src,
         "paper_src": src.paper,
@@ -178,7 +179,7 @@ def build(inputs, params, output, repo: Path) -> str:
         "formula_src": "source: workflow/scripts/crl_approx/theory.py (FORMULAS); rule: "
         "compute_theory_sizes; config: theory",
         "figure_sources": provenance.figure_sources(
-            {name: getattr(inputs, name) for name in params.figures}
+            params.figure_sources, {name: getattr(inputs, name) for name in params.figures}
         ),
         "objectives": objectives,
         "mi": spectrum["mutual_information"].iloc[0],
@@ -186,7 +187,7 @@ def build(inputs, params, output, repo: Path) -> str:
         "max_conv": spectrum["convergence_rel_change"].max(),
         "crosschecks": checks.to_dict("records"),
         "table2": table2(pd.read_csv(inputs.table2)),
-        "noise": noise_context(inputs.noise_table, paper["noise"]),
+        "noise": noise_context(noise, paper["noise"]),
         "calibration": calibration_context(inputs.calibration_table),
         "cosine": cosine_context(inputs.cosine_table)
         if set(config["ablation"]["scores"]) >= {"inner", "cosine"}

@@ -70,9 +70,8 @@ def lcgm_context(table_csv, elbow_csv, design_json, paper: dict) -> dict:
     }
 
 
-def noise_context(table_csv, paper: dict) -> dict:
-    """The noise-exponent section: per-seed and pooled fits per dataset."""
-    t = pd.read_csv(table_csv)
+def noise_context(t: pd.DataFrame, paper: dict) -> dict:
+    """The noise-exponent section: per-seed and pooled fits per dataset (the noise table)."""
     rows = []
     for _, r in t.iterrows():
         is_pooled = int(r["seed"]) == -1

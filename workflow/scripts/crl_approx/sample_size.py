@@ -26,17 +26,28 @@ import pandas as pd
 from scipy import stats
 
 from .runtime import write_csv
+from .verdicts import CLOSE_TOLERANCE  # "reaches": within it, or within the seed sd
 
 log = logging.getLogger(__name__)
 
-#: "reaches the paper": |ours/paper − 1| <= this, or |ours − paper| <= the seed sd
-CLOSE_TOLERANCE = 0.10
 #: estimation theory's exponent for the sampling part: excess ∝ 1/(number of distinct samples)
 THEORY_EXPONENT = 1.0
 
 
 def protocol_name(pool) -> str:
     return "fresh" if pool == "fresh" else f"n={int(pool)}"
+
+
+def pair_counts(pool, steps: int, batch_size: int) -> tuple[int, int]:
+    """(pairs seen, distinct pairs) of a run: steps × batch seen; a fresh stream's are all
+    distinct, a pool's at most its size."""
+    seen = int(steps) * int(batch_size)
+    return seen, seen if pool == "fresh" else min(int(pool), seen)
+
+
+def paper_excess(paper: dict) -> dict[int, float]:
+    """The paper's MLP excess risk per D (Table 1)."""
+    return {int(r["D"]): r["mlp_excess_risk"] for r in paper["table1"]}
 
 
 # --- runs -----------------------------------------------------------------------------------------
@@ -55,7 +66,7 @@ def load_runs(cells, paths, seeds, batch_size: int, budget: int) -> pd.DataFrame
         steps = int(m["steps"])
         if steps != budget * int(mult):
             raise ValueError(f"{path} ran {steps} steps, not the cell's {budget} × {mult}")
-        seen = steps * batch_size
+        seen, distinct = pair_counts(pool, steps, batch_size)
         rows.append(
             {
                 "protocol": protocol_name(pool),
@@ -64,7 +75,7 @@ def load_runs(cells, paths, seeds, batch_size: int, budget: int) -> pd.DataFrame
                 "steps": steps,
                 "lr": float(lr),
                 "pairs_seen": seen,
-                "distinct_pairs": seen if pool == "fresh" else min(int(pool), seen),
+                "distinct_pairs": distinct,
                 "D": int(dim),
                 "seed": int(m["seed"]),
                 "mlp_excess_risk": m["mlp_excess_risk"],
@@ -77,12 +88,11 @@ def load_runs(cells, paths, seeds, batch_size: int, budget: int) -> pd.DataFrame
 
 
 def population_runs(paths) -> pd.DataFrame:
-    rows = []
-    for path in paths:
-        with open(path, encoding="utf-8") as fh:
-            m = json.load(fh)
-        rows.append({"D": int(m["D"]), "seed": int(m["seed"]), "population": m["mlp_excess_risk"]})
-    return pd.DataFrame(rows)
+    """The population-trained runs' excess per (D, seed)."""
+    from .tables import load_runs as load_metrics
+
+    runs = load_metrics(paths)[["D", "seed", "mlp_excess_risk"]]
+    return runs.rename(columns={"mlp_excess_risk": "population"})
 
 
 def decompose(runs: pd.DataFrame, population: pd.DataFrame, floor: pd.DataFrame) -> pd.DataFrame:
@@ -102,7 +112,7 @@ def reach_verdict(mean: float, sd: float, paper: float) -> tuple[str, bool]:
         return "—", False
     ratio = mean / paper
     if abs(ratio - 1) <= CLOSE_TOLERANCE:
-        return "reaches (within 10 %)", True
+        return f"reaches (within {100 * CLOSE_TOLERANCE:.0f} %)", True
     if math.isfinite(sd) and abs(mean - paper) <= sd:
         return "reaches (within the seed sd)", True
     side = "above" if ratio > 1 else "below"
@@ -127,12 +137,11 @@ def summary(parts: pd.DataFrame, paper: dict, lr0: float) -> pd.DataFrame:
     from .tables import summarise
 
     metrics = ["mlp_excess_risk", "mlp_l2_distance", "population", "network", "sampling"]
-    first = parts.groupby(CELL)[["pool_size", "steps", "pairs_seen", "distinct_pairs"]].first()
-    first["approximation"] = parts.groupby(CELL)["approximation"].first()
+    fixed = ["pool_size", "steps", "pairs_seen", "distinct_pairs", "approximation"]
+    first = parts.groupby(CELL)[fixed].first()  # the same on every seed of a cell
     out = first.reset_index().merge(summarise(parts, CELL, metrics), on=CELL)
     out["is_default_lr"] = np.isclose(out["lr"], lr0)
-    paper_by_d = {int(r["D"]): r["mlp_excess_risk"] for r in paper["table1"]}
-    out["paper_mlp_excess_risk"] = out["D"].map(paper_by_d)
+    out["paper_mlp_excess_risk"] = out["D"].map(paper_excess(paper))
     out["ratio_to_paper"] = out["mlp_excess_risk_mean"] / out["paper_mlp_excess_risk"]
     out["sampling_share"] = out["sampling_mean"] / out["mlp_excess_risk_mean"]
     verdicts = [
@@ -182,7 +191,7 @@ def fit_rows(parts: pd.DataFrame, paper: dict, level: float, budget_dims, budget
     """Per D: the sampling part against n (pools, 1× budget, train.lr); for the D of the budget
     axis, the fresh stream's sampling part and total excess against steps, with the budgets at
     which the paper's value would be reached."""
-    paper_by_d = {int(r["D"]): r["mlp_excess_risk"] for r in paper["table1"]}
+    paper_by_d = paper_excess(paper)
     lr_ok = np.isclose(parts["lr"], lr0)
     rows = []
     for dim in sorted(parts["D"].unique()):
