@@ -102,3 +102,14 @@ def test_the_summary_follows_the_config_not_a_template():
     # a weaker signal (μ = 0.6) moves every spectral number off the paper's
     weak, _ = _summary_for(0.5, mu=0.6)
     assert all(weak[k] == "differs" for k in tails + trunc)
+
+
+def test_the_excess_tail_relation_can_fail():
+    import pandas as pd
+
+    from crl_approx.report_summary import excess_tail_line
+
+    ok = pd.DataFrame({"spectral_tail": [1e-2, 1e-4], "truncation_excess_risk": [1e-3, 1e-5]})
+    assert excess_tail_line(ok.assign(tau=0.5))["verdict"] == "holds"  # ratio 0.1 <= 0.25
+    bad = ok.assign(truncation_excess_risk=[1e-3, 5e-5], tau=0.5)  # ratio 0.5 at D = 2
+    assert excess_tail_line(bad)["verdict"] == "fails"

@@ -32,9 +32,10 @@ def test_fresh_stream_is_deterministic_per_seed_and_apart_from_the_pools():
         np.testing.assert_array_equal(xa, xb)
         np.testing.assert_array_equal(ya, yb)
     assert not np.allclose(a[0][0], other[0][0])
-    # the fresh stream is not the pool's stream: its first pairs are not the training set's
-    x_pool, _, _ = MIX.sample(128, stream(3, STREAM_TRAIN))
-    assert not np.allclose(a[0][0][0], x_pool)
+    # the fresh stream is not the pool's stream: its first block is not what the training
+    # stream gives for the same number of pairs
+    x_pool, _, _ = MIX.sample(4 * 128, stream(3, STREAM_TRAIN))
+    assert not np.allclose(a[0][0].ravel(), x_pool)
     # consecutive blocks are new draws, not repeats
     assert not np.allclose(a[0][0], a[1][0])
 
@@ -202,3 +203,39 @@ def test_the_fitted_exponent_and_its_theory_verdict(exponent, verdict):
     assert row["exponent"] == pytest.approx(exponent, abs=0.02)
     assert row["exponent_lo"] <= exponent <= row["exponent_hi"]
     assert row["theory_verdict"] == verdict
+
+
+def test_the_budget_axis_extrapolates_with_and_without_the_population_level():
+    # fresh excess = population level 1e-5 + k_seed / steps (sampling exactly ∝ 1/steps): the
+    # sampling fit has exponent 1, and the paper's 2e-5 is reached where k/S = 1e-5, i.e. at
+    # S = k_mean / 1e-5 steps, in multiples of the 3900-step budget
+    ks = {0: 0.35, 1: 0.39, 2: 0.43}
+    rows = [
+        {
+            "D": 8,
+            "seed": seed,
+            "protocol": "fresh",
+            "pool_size": np.nan,
+            "budget_multiplier": m,
+            "steps": 3900 * m,
+            "lr": 1e-3,
+            "population": 1e-5,
+            "sampling": k / (3900 * m),
+            "mlp_excess_risk": 1e-5 + k / (3900 * m),
+        }
+        for seed, k in ks.items()
+        for m in (1, 2, 4)
+    ]
+    paper = {"table1": [{"D": 8, "mlp_excess_risk": 2e-5}]}
+    fits = sample_size.fit_rows(pd.DataFrame(rows), paper, 0.95, [8], 3900, 1e-3).set_index("fit")
+    sampling = fits.loc["sampling vs steps (fresh)"]
+    assert sampling["exponent"] == pytest.approx(1.0)
+    assert sampling["budget_to_paper"] == pytest.approx(0.39 / 1e-5 / 3900)
+    # the pure power law of the total excess flattens towards the level: a shallower exponent
+    total = fits.loc["excess vs steps (fresh)"]
+    assert total["exponent"] < 1.0
+    assert math.isfinite(total["budget_to_paper"])
+    # a paper value below the population level is never reached with the level as asymptote
+    below = {"table1": [{"D": 8, "mlp_excess_risk": 0.5e-5}]}
+    fits = sample_size.fit_rows(pd.DataFrame(rows), below, 0.95, [8], 3900, 1e-3).set_index("fit")
+    assert fits.loc["sampling vs steps (fresh)", "budget_to_paper"] == math.inf
