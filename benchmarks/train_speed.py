@@ -17,11 +17,16 @@ first step: ``import torch``, our trainer's imports, and what constructing a tor
 adds (it imports torch._dynamo, which the trainer avoids). Prints tables; asserts nothing.
 
     python3 benchmarks/train_speed.py [--threads 1] [--replicas 3] [--n 100000] [--repeats 2]
+                                      [--out benchmarks/train_speed.json]
+
+With ``--out`` it also writes what it printed as a JSON record; README's training-speed table is
+generated from that record (``python3 -m crl_approx.readme``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import time
@@ -33,6 +38,8 @@ from torch.nn import functional as F
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "workflow" / "scripts"
 sys.path.insert(0, str(SCRIPTS))
+
+from default_run import cpu_model  # noqa: E402  (benchmarks/, the script's own folder)
 
 from crl_approx import training  # noqa: E402
 from crl_approx.towers import build_model  # noqa: E402
@@ -145,6 +152,7 @@ def main(argv=None):
     ap.add_argument("--threads", type=int, default=1, help="the train_encoder rule's threads: 1")
     ap.add_argument("--replicas", type=int, default=3, help="seeds per job (config seeds: 3)")
     ap.add_argument("--repeats", type=int, default=2, help="epochs per loop; the best is kept")
+    ap.add_argument("--out", type=Path, help="also write the measurements to this JSON file")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     torch.set_flush_denormal(True)  # as the trainer does
@@ -173,6 +181,9 @@ def main(argv=None):
         f"{'cell':<17}{'loop':<11}{'s/epoch':>9}{'model-samples/s':>17}{'GFLOP/s':>9}"
         f"{'of peak':>9}{'vs DL':>7}"
     )
+    record = {"threads": args.threads, "replicas": args.replicas, "n": args.n, "batch": args.batch}
+    record |= {"dim": args.dim, "torch": torch.__version__, "cpu": cpu_model()}
+    record |= {"matmul_peak_gflops": peak, "rows": []}
     for name, pairs in cells.items():
         xs = torch.as_tensor(np.stack([p["x_train"] for p in pairs]), dtype=torch.float32)
         ys = torch.as_tensor(np.stack([p["y_train"] for p in pairs]), dtype=torch.float32)
@@ -189,13 +200,21 @@ def main(argv=None):
             rate = steps * args.batch * models / seconds
             gflops = steps * step_flops * models / seconds / 1e9
             rates[loop] = rate
+            record["rows"].append(
+                {"cell": name, "loop": loop, "s_per_epoch": seconds, "model_samples_per_s": rate}
+                | {"of_peak": gflops / peak, "vs_dataloader": rate / rates["dataloader"]}
+            )
             print(
                 f"{name:<17}{loop:<11}{seconds:>9.3f}{rate:>17,.0f}{gflops:>9.1f}"
                 f"{gflops / peak:>9.1%}{rate / rates['dataloader']:>7.2f}"
             )
     print("\nper-job start-up in a fresh interpreter (best of 3):")
-    for name, seconds in startup(args.threads).items():
+    record["startup_s"] = startup(args.threads)
+    for name, seconds in record["startup_s"].items():
         print(f"  {name:<40}{seconds:>6.2f} s")
+    if args.out:
+        args.out.write_text(json.dumps(record, indent=1) + "\n")
+        print(f"written {args.out}")
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-"""README's measured tables against the outputs of a default run (the default-config tier: set
-CRL_DEFAULT_RUN to the folder of a finished `snakemake --cores all`). Every number of these tables
-must equal the stored one at the precision it is printed with; a stale README fails here."""
+"""README's measured tables and generated prose against the outputs of a default run (the
+default-config tier: set CRL_DEFAULT_RUN to the folder of a finished `snakemake --cores all`).
+Every number of these tables must equal the stored one at the precision it is printed with, and
+every generated block must equal its fragment rendered from the run; a stale README fails here."""
 
 import os
 import re
@@ -146,3 +147,43 @@ def test_readme_cosine_table(run):
         close(l2i, r["mlp_l2_distance_mean_inner"])
         close(l2c, r["mlp_l2_distance_mean_cosine"])
         close(scale, r["cosine_scale_mean"])
+
+
+def test_readme_generated_blocks(run):
+    """Every generated block of README (the measured prose) equals its fragment rendered from this
+    run's results and the tracked benchmark records: `python3 -m crl_approx.readme --run DIR
+    --write README.md` rewrites them after a change."""
+    from crl_approx import readme
+    from crl_approx.config import load_paper_values
+
+    fragments = readme.render(run, readme.default_config(), load_paper_values(readme.PAPER))
+    blocks = readme.blocks((REPO / "README.md").read_text())
+    assert set(fragments) == set(blocks)
+    stale = [name for name, text in fragments.items() if blocks[name] != text]
+    assert stale == [], (
+        f"stale README blocks {stale}: python3 -m crl_approx.readme --run DIR --write README.md"
+    )
+
+
+def test_a_perturbed_table_changes_the_generated_prose(run, tmp_path):
+    """The prose follows the tables: population D = 8 at 1.5× its excess changes the Table 1 block
+    (its ratio and verdict), and leaves the spectrum's block alone."""
+    import shutil
+
+    from crl_approx import readme
+    from crl_approx.config import load_paper_values
+
+    shutil.copytree(run, tmp_path / "results")
+    t1 = pd.read_csv(tmp_path / "results" / "tables" / "table1.csv")
+    sel = (t1["objective"] == "population") & (t1["D"] == 8)
+    t1.loc[sel, "mlp_excess_risk_mean"] *= 1.5
+    t1.loc[sel, "ratio_mlp_excess_risk"] *= 1.5
+    t1.to_csv(tmp_path / "results" / "tables" / "table1.csv", index=False)
+    args = (readme.default_config(), load_paper_values(readme.PAPER))
+    names = ["table1_notes", "spectrum_notes"]
+    old = readme.render(run, *args, names=names)
+    new = readme.render(tmp_path / "results", *args, names=names)
+    assert new["spectrum_notes"] == old["spectrum_notes"]
+    assert new["table1_notes"] != old["table1_notes"]
+    ratio = float(t1.loc[sel, "ratio_mlp_excess_risk"].iloc[0])
+    assert f"reach {ratio:.3f}× the paper's excess" in " ".join(new["table1_notes"].split())

@@ -1,0 +1,88 @@
+"""The full default run's wall time from a clean clone: a product number, measured, not typed.
+
+Clones the repository's committed HEAD into a fresh folder, runs ``snakemake --cores all`` there on
+the default config (nothing else should run on the machine meanwhile), and writes a record:
+the commit, the machine, the wall time, the number of jobs, and per rule the jobs, the job time
+(the sum of Snakemake's benchmark ``s`` column) and the longest job with its output path. The
+README's timing sentences are generated from this record (``python3 -m crl_approx.readme``), and
+the clone is kept so its ``results/`` can serve as ``CRL_DEFAULT_RUN`` for the default-tier tests.
+
+    python3 benchmarks/default_run.py [--dest /tmp/crl-default-run]
+                                      [--out benchmarks/default_run.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "workflow" / "scripts"))
+
+from crl_approx.readme import job_times  # noqa: E402
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dest", type=Path, default=Path("/tmp/crl-default-run"))
+    ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "default_run.json")
+    args = ap.parse_args()
+
+    if args.dest.exists():
+        shutil.rmtree(args.dest)
+    subprocess.run(["git", "clone", "-q", str(REPO), str(args.dest)], check=True)
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=args.dest, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    log = args.dest / "default_run.log"
+    start = time.monotonic()
+    with log.open("w") as fh:
+        proc = subprocess.run(
+            ["snakemake", "--cores", "all"],
+            cwd=args.dest,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "MPLBACKEND": "Agg"},
+        )
+    wall = time.monotonic() - start
+    if proc.returncode != 0:
+        sys.exit(f"snakemake failed (exit {proc.returncode}); see {log}")
+    steps = re.findall(r"(\d+) of (\d+) steps \(100%\) done", log.read_text())
+    record = {
+        "commit": commit,
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d"),
+        "command": "snakemake --cores all",
+        "cores": os.cpu_count(),
+        "cpu": cpu_model(),
+        "python": platform.python_version(),
+        "wall_s": round(wall, 1),
+        "jobs": int(steps[-1][1]) if steps else None,
+        "rules": job_times(args.dest / "benchmarks"),
+    }
+    args.out.write_text(json.dumps(record, indent=1) + "\n")
+    print(json.dumps({k: v for k, v in record.items() if k != "rules"}, indent=1))
+    print(f"written {args.out}; run kept in {args.dest}")
+
+
+if __name__ == "__main__":
+    main()

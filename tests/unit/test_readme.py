@@ -1,0 +1,201 @@
+"""README's measured numbers are generated (crl_approx.readme), never typed.
+
+The blocks that read only the tracked benchmark records are re-rendered here and must equal
+README's; the blocks that read a run's results/ are checked against a default run in
+tests/e2e/test_readme_numbers.py. Outside the blocks, README may hold configuration values,
+protocol constants, test thresholds and versions, but no measured number: a scanner finds every
+number there and each must be one of those (it flags a planted measurement, tested).
+"""
+
+import json
+import math
+import re
+import shutil
+
+import pytest
+
+from conftest import REPO
+from crl_approx import readme
+from crl_approx.config import load_paper_values
+
+README = REPO / "README.md"
+#: README tables whose every number tests/e2e/test_readme_numbers.py checks against a default run
+CHECKED_TABLES = (
+    "| D | spectral tail (ours)",
+    "| D | floor (ours) | excess, pop",
+    "| D | floor | population MLP |",
+    "| D | R² f(x)",
+    "| data | μ̂",
+    "| scores | used |",
+    "| D | excess, inner |",
+)
+#: numbers allowed outside the blocks that are neither config nor paper values, and why
+CONSTANTS = {
+    2026: "the paper's year",
+    2610.15388: "the paper's arXiv id",
+    3.11: "Python version",
+    2.13: "torch version (2.13.0)",
+    22.05: "the SLURM version Debian installs in CI",
+    3900: "the study's step budget, 20 × ⌊100 000/512⌋, derived from config in the text",
+    3920: "the budget the issue asked for, 20 × ⌈100 000/512⌉, derived in the text",
+    0.01: "test threshold (noise estimator)",
+    0.88: "test threshold (both noise schemes)",
+    0.04: "test threshold (both noise schemes)",
+    1.00: "the synthetic calibration family's known exponent, recovered by a test",
+    0.878890: "the paper's μ̂, required inside the interval by a test",
+    0.1: "the 'within 10 %' verdict tolerance (verdicts.py)",
+    3.16: "the 'same order of magnitude' tolerance 10^0.5 (verdicts.py)",
+}
+#: unit-bearing constants: test thresholds and verdict tolerances, the study's budget multipliers
+UNIT_CONSTANTS = {"5 %", "10 %", "10%", "95 %", "1×", "2×", "4×"}
+NUMBER = re.compile(
+    r"(?<![\w.~^/-])[-−]?\d[\d,]*(?:\.\d+)?(?:e[-+−]?\d+)?(?:\s?%|×|\s?s\b|\s?min\b)?(?![\w.]*\d)"
+)
+
+
+def _flatten(node) -> set[float]:
+    if isinstance(node, dict):
+        return set().union(*(_flatten(v) for v in node.values())) if node else set()
+    if isinstance(node, list):
+        return set().union(*(_flatten(v) for v in node)) if node else set()
+    if isinstance(node, bool) or not isinstance(node, int | float):
+        return set()
+    return {float(node)}
+
+
+@pytest.fixture(scope="module")
+def config():
+    return readme.default_config()
+
+
+@pytest.fixture(scope="module")
+def paper():
+    return load_paper_values(readme.PAPER)
+
+
+def prose(text: str) -> list[str]:
+    """README lines outside generated blocks, code fences and the checked tables."""
+    text = readme.BLOCK.sub("", text)
+    text = re.sub(r"```.*?```", "", text, flags=re.S)
+    out, skipping = [], False
+    for line in text.splitlines():
+        skipping = line.startswith(CHECKED_TABLES) or (skipping and line.startswith("|"))
+        if not skipping:
+            out.append(re.sub(r"`[^`]*`", "", line))  # code spans name keys and paths
+    return out
+
+
+def measured_looking(text: str, allowed: set[float]) -> list[str]:
+    """Numbers outside the blocks that no allowed source explains."""
+    flagged = []
+    for line in prose(text):
+        for token in NUMBER.findall(line):
+            token = token.strip().rstrip(",")
+            if token in UNIT_CONSTANTS:
+                continue
+            unit = re.search(r"(%|×|s|min)$", token)
+            number = re.sub(r"\s?(%|×|s|min)$", "", token).replace(",", "").replace("−", "-")
+            value = float(number)
+            if not unit and value.is_integer() and abs(value) <= 100:
+                continue  # small counts: dimensions, seeds, epochs, layer numbers
+            if not unit and any(math.isclose(value, a, rel_tol=1e-9) for a in allowed):
+                continue
+            flagged.append(f"{token}  ← {line.strip()[:80]}")
+    return flagged
+
+
+@pytest.fixture(scope="module")
+def allowed(config, paper):
+    return _flatten(config) | _flatten(paper) | {float(k) for k in CONSTANTS}
+
+
+def test_no_measured_number_outside_the_generated_blocks(allowed):
+    assert measured_looking(README.read_text(), allowed) == []
+
+
+def test_the_scanner_flags_a_planted_measurement(allowed):
+    planted = (
+        README.read_text() + "\nThe run took 13 min 07 s; μ̂ = 0.8825, 79 % sampling, 8.8× paper.\n"
+    )
+    flagged = measured_looking(planted, allowed)
+    assert [f.split("  ←")[0] for f in flagged] == ["13 min", "07 s", "0.8825", "79 %", "8.8×"]
+
+
+def test_every_fragment_is_one_readme_block():
+    names = re.findall(r"^<!-- BEGIN generated:(\w+) -->$", README.read_text(), re.M)
+    assert sorted(names) == readme.fragment_names()
+    assert len(names) == len(set(names))
+    assert any(n.startswith("bench_") for n in names) and any(
+        not n.startswith("bench_") for n in names
+    )
+
+
+def test_the_benchmark_blocks_equal_the_tracked_records(config, paper):
+    blocks = readme.blocks(README.read_text())
+    fragments = readme.render(None, config, paper)
+    assert set(fragments) == {n for n in blocks if n.startswith("bench_")}
+    for name, text in fragments.items():
+        assert blocks[name] == text, f"README block {name} is stale: python3 -m crl_approx.readme"
+
+
+def test_a_changed_record_changes_its_blocks(tmp_path, config, paper):
+    for path in readme.RECORDS.glob("*.json"):
+        shutil.copy(path, tmp_path)
+    record = json.loads((tmp_path / "default_run.json").read_text())
+    record["wall_s"] += 61
+    record["rules"]["train_sample_size"]["job_s"] += 500
+    (tmp_path / "default_run.json").write_text(json.dumps(record))
+    new = readme.render(None, config, paper, records=tmp_path)
+    old = readme.blocks(README.read_text())
+    assert readme.minsec(record["wall_s"]) in new["bench_quickstart"]
+    assert new["bench_quickstart"] != old["bench_quickstart"]
+    assert new["bench_sample_size_cost"] != old["bench_sample_size_cost"]
+    assert new["bench_gpu"] == old["bench_gpu"]  # reads another record
+
+
+def test_fill_replaces_only_the_named_block():
+    text = "a\n<!-- BEGIN generated:x -->\nold\n<!-- END generated:x -->\nb 0.123\n"
+    assert readme.fill(text, {"x": "new\n", "y": "z\n"}) == text.replace("old", "new")
+    assert readme.blocks(text) == {"x": "old\n"}
+
+
+def test_number_formats():
+    assert (
+        readme.g(2625, 2) == "2600"
+        and readme.g(0.8668, 3) == "0.867"
+        and readme.g(8.76, 2) == "8.8"
+    )
+    assert readme.e(1.6449e-4) == "1.64e-4" and readme.e(-2.5e-3, 2) == "−2.5e-3"
+    assert readme.f(-0.42974, 4) == "−0.4297"
+    assert readme.span([0.7921, 0.9964], readme.pnum, " %") == "79–100 %"
+    assert readme.span([31.2, 31.4], readme.g, " s", sig=2) == "31 s"
+    assert readme.minsec(787.4) == "13 min 07 s"
+    assert readme.protocol("n=1000000") == "n = 10⁶" and readme.protocol("n=4096") == "n = 4,096"
+    assert readme.protocol("fresh") == "the fresh stream"
+
+
+def test_reflow_wraps_prose_and_keeps_tables():
+    long = "- " + " ".join(["word"] * 60) + "\n| a | b |\n| --- | --- |\n" + "x " * 80
+    out = readme.reflow(long, width=40).splitlines()
+    assert all(len(line) <= 40 for line in out if not line.startswith("|"))
+    assert "| a | b |" in out and "| --- | --- |" in out
+    assert out[1].startswith("  word")  # a list item's continuation is indented
+
+
+def test_job_times_sums_the_benchmark_files(tmp_path):
+    header = "s\th:m:s\tmax_rss\n"
+    for rel, s in {"train/a/dim~1.tsv": 3.5, "train/a/dim~2.tsv": 7.25, "plot/x.tsv": 1.0}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(header + f"{s}\t0:00:0{int(s)}\t10\n")
+    times = readme.job_times(tmp_path)
+    assert times["train"]["jobs"] == 2 and times["train"]["job_s"] == 10.75
+    assert times["train"]["longest"] == "train/a/dim~2" and times["plot"]["job_s"] == 1.0
+
+
+def test_the_template_reads_every_number_it_prints():
+    """No digit in the template's literal text except structural ones (D values, the 10-minute
+    goal, the t values it reads the curve at, the probe threshold 0.9999 that design.json names)."""
+    text = (REPO / "report" / "templates" / "readme.md.j2").read_text()
+    literal = re.sub(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", "", text, flags=re.S)
+    numbers = {float(n) for n in re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?:e-?\d+)?", literal)}
+    assert numbers <= {0, 1, 2, 3, 4, 8, 10, 0.9999, 1e-2, 1e-3, 1e-1, 1e-5, 512, 400}, numbers
