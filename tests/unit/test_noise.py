@@ -1,6 +1,7 @@
 """The noise-exponent estimator and the mixture's small-t asymptotics (docs/noise_exponent.md)."""
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -192,3 +193,33 @@ def test_gmm_sampler_matches_full_joint_draws():
     _, y2, _ = mix.sample(200_000, stream(2, 12))
     slow = np.abs(np.exp(mix.pmi_pointwise(x, y)) - np.exp(mix.pmi_pointwise(x, y2)))
     assert ks_2samp(fast, slow).pvalue > 1e-3
+
+
+def test_the_docs_print_what_the_code_computes():
+    """docs/noise_exponent.md's constants, window slopes and pointwise slopes for the paper's
+    mixture equal crl_approx's at the digits printed (a stale or hand-typed digit fails)."""
+    from conftest import REPO
+
+    text = " ".join((REPO / "docs" / "noise_exponent.md").read_text().replace("−", "-").split())
+    a = gmm_asymptotics(PAPER)
+
+    def printed(pattern: str) -> tuple[float, float]:
+        token = re.search(pattern, text).group(1)
+        decimals = len(token.split(".")[1])
+        return float(token), 0.5 * 10.0**-decimals
+
+    for name, key in (("α", "alpha"), ("β", "beta"), ("c", "c"), ("C₀", "C0")):
+        value, half = printed(rf"{name} = \**(-?\d+\.\d+)")
+        assert abs(value - a[key]) <= half, (name, value, a[key])
+    for name, key in (("C_A", "C_A"), ("C_B", "C_B")):
+        value, half = printed(rf"{name} = (-?\d+\.\d+)")
+        assert abs(value - a[key]) <= half, (name, value, a[key])
+    for lo, hi in ((1e-3, 1e-1), (1e-4, 1e-2), (1e-5, 1e-3)):
+        pattern = rf"(\d\.\d+)\** on \[{lo:.0e}, {hi:.0e}\]".replace("e-0", "e-")
+        value, half = printed(pattern)
+        assert abs(value - asymptotic_window_slope((lo, hi), a["C0"], 10)) <= half, (lo, hi)
+    slopes = re.search(
+        r"pointwise slope is (\d\.\d+) at t = 1e-2, (\d\.\d+) at 1e-4 and (\d\.\d+)", text
+    )
+    for token, t in zip(slopes.groups(), (1e-2, 1e-4, 1e-6), strict=True):
+        assert abs(float(token) - asymptotic_slope(t, a["C0"])) <= 0.5e-3, (t, token)
