@@ -29,16 +29,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 
 from crl_approx.readme import job_times  # noqa: E402
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
+from crl_approx.report import cpu_name  # noqa: E402
 
 
 def main() -> None:
@@ -73,7 +64,7 @@ def main() -> None:
         "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d"),
         "command": "snakemake --cores all",
         "cores": os.cpu_count(),
-        "cpu": cpu_model(),
+        "cpu": cpu_name(),
         "python": platform.python_version(),
         "wall_s": round(wall, 1),
         "jobs": int(steps[-1][1]) if steps else None,

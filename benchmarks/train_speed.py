@@ -39,9 +39,8 @@ from torch.nn import functional as F
 SCRIPTS = Path(__file__).resolve().parents[1] / "workflow" / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 
-from default_run import cpu_model  # noqa: E402  (benchmarks/, the script's own folder)
-
 from crl_approx import training  # noqa: E402
+from crl_approx.report import cpu_name  # noqa: E402
 from crl_approx.towers import build_model  # noqa: E402
 
 TAU = 0.5
@@ -182,7 +181,7 @@ def main(argv=None):
         f"{'of peak':>9}{'vs DL':>7}"
     )
     record = {"threads": args.threads, "replicas": args.replicas, "n": args.n, "batch": args.batch}
-    record |= {"dim": args.dim, "torch": torch.__version__, "cpu": cpu_model()}
+    record |= {"dim": args.dim, "torch": torch.__version__, "cpu": cpu_name()}
     record |= {"matmul_peak_gflops": peak, "rows": []}
     for name, pairs in cells.items():
         xs = torch.as_tensor(np.stack([p["x_train"] for p in pairs]), dtype=torch.float32)

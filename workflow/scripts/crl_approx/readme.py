@@ -18,10 +18,8 @@ from __future__ import annotations
 
 import argparse
 import fnmatch
-import glob
 import json
 import math
-import os
 import re
 import sys
 from pathlib import Path
@@ -32,7 +30,9 @@ import pandas as pd
 import yaml
 
 from .config import load_paper_values
+from .noise_asymptotics import asymptotic_slope
 from .readme_format import e, f, g, minsec, pct, pnum, protocol, reflow, span, thousands
+from .report import benchmark_rows
 from .verdicts import verdict
 
 REPO = Path(__file__).resolve().parents[3]
@@ -59,18 +59,12 @@ BLOCK = re.compile(
 def job_times(root: Path | str) -> dict:
     """Per rule, from Snakemake's benchmark files under ``root``: jobs, job time (the sum of the
     ``s`` column), the longest job, and every job's time keyed by its benchmark path."""
-    out: dict[str, dict] = {}
-    for path in sorted(glob.glob(os.path.join(root, "**", "*.tsv"), recursive=True)):
-        rel = Path(path).relative_to(root)
-        rule = rel.parts[0]
-        s = float(pd.read_csv(path, sep="\t")["s"].iloc[-1])
-        out.setdefault(rule, {"per_job": {}})["per_job"][str(rel.with_suffix(""))] = s
-    for entry in out.values():
-        per = entry["per_job"]
-        entry["jobs"] = len(per)
-        entry["job_s"] = round(sum(per.values()), 2)
-        entry["longest"] = max(per, key=per.get)
-    return dict(sorted(out.items()))
+    out = {}
+    for rule, jobs in benchmark_rows(root).groupby("rule"):
+        per = dict(zip(jobs["job"], jobs["s"], strict=True))
+        out[rule] = {"per_job": per, "jobs": len(per), "job_s": round(sum(per.values()), 2)}
+        out[rule]["longest"] = max(per, key=per.get)
+    return out
 
 
 # --- what the fragments read ---------------------------------------------------------------------
@@ -185,10 +179,6 @@ class Run:
                 worst = max(worst, abs(x - cpu.mean()) / cpu.std(ddof=1))
         return worst
 
-    @staticmethod
-    def asymptotic_slope(t: float, c0: float) -> float:
-        return 1 - 1 / (math.log(1 / t) + c0)
-
 
 # --- rendering and README blocks -----------------------------------------------------------------
 
@@ -202,11 +192,11 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         extensions=["jinja2.ext.do"],
     )
-    env.filters |= {"e": e, "f": f, "g": g, "pct": pct, "minsec": minsec, "thousands": thousands}
-    env.filters |= {"protocol": protocol}
-    env.globals |= {"scale": lambda v, k: [k * float(x) for x in v], "inf": math.inf}
-    env.globals |= {"verdict": verdict}
-    env.globals |= {"span": span, "e": e, "f": f, "g": g, "pct": pct, "pnum": pnum}
+    formats = {"e": e, "f": f, "g": g, "pct": pct, "pnum": pnum, "minsec": minsec}
+    env.filters |= formats | {"thousands": thousands, "protocol": protocol}
+    env.globals |= formats | {"span": span, "verdict": verdict, "inf": math.inf}
+    env.globals |= {"asymptotic_slope": asymptotic_slope}
+    env.globals |= {"scale": lambda v, k: [k * float(x) for x in v]}
     return env
 
 

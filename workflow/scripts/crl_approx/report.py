@@ -88,15 +88,19 @@ def git_state(repo: Path) -> dict:
     return {"commit": commit or "unknown (not a git checkout)", "dirty": bool(status)}
 
 
-def machine() -> dict:
-    cpu = platform.processor() or platform.machine()
+def cpu_name() -> str:
+    """The CPU's model name (/proc/cpuinfo), else what platform knows."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+                return line.split(":", 1)[1].strip()
     except OSError:
         pass
+    return platform.processor() or platform.machine()
+
+
+def machine() -> dict:
+    cpu = cpu_name()
     gpu = None
     try:
         proc = subprocess.run(
@@ -127,16 +131,26 @@ def package_versions() -> dict:
     return out
 
 
-def benchmark_table(root: str = "benchmarks") -> list[dict]:
-    """Per rule: jobs, total and max wall time, max memory, from Snakemake's benchmark files."""
+def benchmark_rows(root: str | Path = "benchmarks") -> pd.DataFrame:
+    """One row per job from Snakemake's benchmark files under ``root`` (the last line of each):
+    ``rule`` (the first folder), ``job`` (the file's path below ``root``, without .tsv), ``s`` and
+    ``max_rss``."""
     rows = []
     for path in sorted(glob.glob(os.path.join(root, "**", "*.tsv"), recursive=True)):
-        rule = Path(path).relative_to(root).parts[0]
+        rel = Path(path).relative_to(root)
         bench = pd.read_csv(path, sep="\t")
-        rows.append({"rule": rule, "s": bench["s"].iloc[-1], "max_rss": bench["max_rss"].iloc[-1]})
-    if not rows:
+        rows.append(
+            {"rule": rel.parts[0], "job": str(rel.with_suffix(""))}
+            | {"s": float(bench["s"].iloc[-1]), "max_rss": bench["max_rss"].iloc[-1]}
+        )
+    return pd.DataFrame(rows, columns=["rule", "job", "s", "max_rss"])
+
+
+def benchmark_table(root: str = "benchmarks") -> list[dict]:
+    """Per rule: jobs, total and max wall time, max memory, from Snakemake's benchmark files."""
+    df = benchmark_rows(root)
+    if df.empty:
         return []
-    df = pd.DataFrame(rows)
     agg = df.groupby("rule").agg(
         jobs=("s", "size"), total_s=("s", "sum"), max_s=("s", "max"), max_rss=("max_rss", "max")
     )
