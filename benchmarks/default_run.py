@@ -4,7 +4,8 @@ Clones the repository's committed HEAD into a fresh folder, runs ``snakemake --c
 the default config (nothing else should run on the machine meanwhile), and writes a record:
 the commit, the machine, the wall time, the number of jobs, and per rule the jobs, the job time
 (the sum of Snakemake's benchmark ``s`` column) and the longest job with its output path. The
-README's timing sentences are generated from this record (``python3 -m crl_approx.readme``), and
+README's timing sentences are generated from this record
+(``python3 -m crl_approx.render.readme``), and
 the clone is kept so its ``results/`` can serve as ``CRL_DEFAULT_RUN`` for the default-tier tests.
 
     python3 benchmarks/default_run.py [--dest /tmp/crl-default-run]
@@ -28,8 +29,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 
-from crl_approx.readme import job_times  # noqa: E402
-from crl_approx.report import cpu_name  # noqa: E402
+from crl_approx.render.html import cpu_name  # noqa: E402
+from crl_approx.render.readme import job_times  # noqa: E402
 
 
 def main() -> None:

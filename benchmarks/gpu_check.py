@@ -18,8 +18,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow" / "scrip
 
 import torch
 
-from crl_approx import cells
-from crl_approx.data import gmm_pairs
+from crl_approx.models.data import gmm_pairs
+from crl_approx.training import cells
 
 GMM = {"mu_x": 1.2, "sigma_x": 1.0, "mu_y": 1.2, "sigma_y": 1.0, "prior": 0.5}
 GMM |= {"quadrature_nodes": 200, "n_train": 100_000, "n_val": 20_000}

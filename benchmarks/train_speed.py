@@ -8,7 +8,7 @@ AdamW, cosine schedule):
 
   dataloader  one model; TensorDataset + DataLoader(shuffle=True), cross-entropy, torch.optim.AdamW
               with CosineAnnealingLR, loss.item() each step (the common idiom);
-  workflow    R seeds as one stacked model (crl_approx.training: the train_encoder rule's loop),
+  workflow    R seeds as one stacked model (training.loops: the train_encoder rule's loop),
               counted in model-samples/s (R × pairs/s).
 
 and measures the float32 matmul peak (a 2048³ matmul) at the same thread count, to turn the step's
@@ -20,7 +20,7 @@ adds (it imports torch._dynamo, which the trainer avoids). Prints tables; assert
                                       [--out benchmarks/train_speed.json]
 
 With ``--out`` it also writes what it printed as a JSON record; README's training-speed table is
-generated from that record (``python3 -m crl_approx.readme``).
+generated from that record (``python3 -m crl_approx.render.readme``).
 """
 
 from __future__ import annotations
@@ -39,9 +39,9 @@ from torch.nn import functional as F
 SCRIPTS = Path(__file__).resolve().parents[1] / "workflow" / "scripts"
 sys.path.insert(0, str(SCRIPTS))
 
-from crl_approx import training  # noqa: E402
-from crl_approx.report import cpu_name  # noqa: E402
-from crl_approx.towers import build_model  # noqa: E402
+from crl_approx.render.html import cpu_name  # noqa: E402
+from crl_approx.training import loops as training  # noqa: E402
+from crl_approx.training.towers import build_model  # noqa: E402
 
 TAU = 0.5
 TRAIN = {"width": 128, "depth": 3, "lr": 1e-3, "weight_decay": 1e-4, "schedule": "cosine"}
@@ -127,9 +127,9 @@ def startup(threads: int) -> dict[str, float]:
     snippets = {
         "python alone": "pass",
         "import torch": "import torch",
-        "trainer imports (crl_approx.cells)": "from crl_approx import cells",
+        "trainer imports (crl_approx.training.cells)": "from crl_approx.training import cells",
         "torch.optim.AdamW(...) on top": (
-            "from crl_approx import cells; import torch; "
+            "from crl_approx.training import cells; import torch; "
             "torch.optim.AdamW([torch.zeros(1, requires_grad=True)])"
         ),
     }
@@ -155,7 +155,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     torch.set_flush_denormal(True)  # as the trainer does
-    from crl_approx.data import gmm_pairs, lcgm_pairs
+    from crl_approx.models.data import gmm_pairs, lcgm_pairs
 
     gmm = {"mu_x": 1.2, "sigma_x": 1.0, "mu_y": 1.2, "sigma_y": 1.0, "prior": 0.5}
     lcgm = {"K": 8, "d_x": 16, "d_y": 16, "prior": "uniform", "mean_x": 6.0, "sigma_x": 0.9}

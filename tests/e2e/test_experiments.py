@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from crl_approx.noise import asymptotic_probability
+from crl_approx.analyses.noise import asymptotic_probability
 
 pytestmark = pytest.mark.e2e
 

@@ -151,17 +151,18 @@ def test_readme_cosine_table(run):
 
 def test_readme_generated_blocks(run):
     """Every generated block of README (the measured prose) equals its fragment rendered from this
-    run's results and the tracked benchmark records: `python3 -m crl_approx.readme --run DIR
+    run's results and the tracked benchmark records: `python3 -m crl_approx.render.readme --run DIR
     --write README.md` rewrites them after a change."""
-    from crl_approx import readme
     from crl_approx.config import load_paper_values
+    from crl_approx.render import readme
 
     fragments = readme.render(run, readme.default_config(), load_paper_values(readme.PAPER))
     blocks = readme.blocks((REPO / "README.md").read_text())
     assert set(fragments) == set(blocks)
     stale = [name for name, text in fragments.items() if blocks[name] != text]
     assert stale == [], (
-        f"stale README blocks {stale}: python3 -m crl_approx.readme --run DIR --write README.md"
+        f"stale README blocks {stale}: "
+        "python3 -m crl_approx.render.readme --run DIR --write README.md"
     )
 
 
@@ -170,8 +171,8 @@ def test_a_perturbed_table_changes_the_generated_prose(run, tmp_path):
     (its ratio and verdict), and leaves the spectrum's block alone."""
     import shutil
 
-    from crl_approx import readme
     from crl_approx.config import load_paper_values
+    from crl_approx.render import readme
 
     shutil.copytree(run, tmp_path / "results")
     t1 = pd.read_csv(tmp_path / "results" / "tables" / "table1.csv")

@@ -123,9 +123,9 @@ def test_editing_the_template_or_report_code_reruns_only_the_report(smoke_run):
     for path in (REPO / "report" / "templates" / "index.html.j2", REPO / "report" / "style.css"):
         with edited(path):
             assert job_counts(dry_run(smoke_run)) == {"build_report": 1, "all": 1}, path
-    with edited(REPO / "workflow" / "scripts" / "crl_approx" / "report.py"):
+    with edited(REPO / "workflow" / "scripts" / "crl_approx" / "render" / "html.py"):
         assert job_counts(dry_run(smoke_run)) == {"build_report": 1, "all": 1}
-    with edited(REPO / "workflow" / "scripts" / "crl_approx" / "plots.py"):
+    with edited(REPO / "workflow" / "scripts" / "crl_approx" / "figures" / "draw.py"):
         jobs = job_counts(dry_run(smoke_run))
     assert jobs == {**PLOT_RULES, "build_report": 1, "all": 1}
     assert "Nothing to be done" in (lambda p: p.stdout + p.stderr)(dry_run(smoke_run))

@@ -9,9 +9,9 @@ import yaml
 
 from bad_configs import BAD_CONFIGS
 from conftest import REPO, run_snakemake
-from crl_approx.gmm import GaussianMixture
-from crl_approx.noise import seed_fit
-from crl_approx.spectrum import operator_spectrum, spectrum_table
+from crl_approx.analyses.noise import seed_fit
+from crl_approx.models.gmm import GaussianMixture
+from crl_approx.numerics.spectrum import operator_spectrum, spectrum_table
 
 pytestmark = pytest.mark.e2e
 SMOKE = str(REPO / "config" / "smoke.yaml")

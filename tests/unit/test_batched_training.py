@@ -10,13 +10,13 @@ import pytest
 import torch
 from torch.nn import functional as F
 
-from crl_approx.cells import train_gmm, write_outputs
-from crl_approx.data import gmm_pairs
-from crl_approx.evaluation import Grid, population_metrics
-from crl_approx.gmm import GaussianMixture
-from crl_approx.spectrum import infonce_loss, operator_spectrum, spectrum_table
-from crl_approx.towers import StackedTwoTower, load_model, model_meta
-from crl_approx.training import TrainingDiverged, in_batch_loss, make_optimizer, select_device
+from crl_approx.models.data import gmm_pairs
+from crl_approx.models.gmm import GaussianMixture
+from crl_approx.numerics.spectrum import infonce_loss, operator_spectrum, spectrum_table
+from crl_approx.training.cells import train_gmm, write_outputs
+from crl_approx.training.evaluation import Grid, population_metrics
+from crl_approx.training.loops import TrainingDiverged, in_batch_loss, make_optimizer, select_device
+from crl_approx.training.towers import StackedTwoTower, load_model, model_meta
 
 GMM = {
     "mu_x": 1.2,

@@ -5,16 +5,16 @@ import itertools
 import numpy as np
 import pytest
 
-from crl_approx.calibration import (
+from crl_approx.analyses.calibration import (
     calibration_table,
     excess_pair,
     fit_exponent,
     retrieval_error,
     truncation_points,
 )
-from crl_approx.gmm import GaussianMixture
-from crl_approx.rng import stream
-from crl_approx.spectrum import infonce_loss, operator_spectrum
+from crl_approx.models.gmm import GaussianMixture
+from crl_approx.models.rng import stream
+from crl_approx.numerics.spectrum import infonce_loss, operator_spectrum
 
 TAU = 0.5
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from crl_approx.gmm import GaussianMixture
+from crl_approx.models.gmm import GaussianMixture
 
 MIXES = [
     GaussianMixture(1.2, 1.0, 1.2, 1.0),

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from crl_approx import gpu_slots
+from crl_approx.training import gpu_slots
 
 
 def _job(cards, folder, hold, out):

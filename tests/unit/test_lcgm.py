@@ -6,11 +6,22 @@ import pytest
 from scipy.special import logsumexp
 from scipy.stats import multivariate_normal
 
-from crl_approx.cells import train_lcgm
-from crl_approx.data import lcgm_pairs
-from crl_approx.lcgm import LatentClassModel, design_summary, gap_rank, orthonormal_directions
-from crl_approx.probes import canonical_correlations, elbow, features, probe_metrics, probe_r2
-from crl_approx.rng import stream
+from crl_approx.analyses.probes import (
+    canonical_correlations,
+    elbow,
+    features,
+    probe_metrics,
+    probe_r2,
+)
+from crl_approx.models.data import lcgm_pairs
+from crl_approx.models.lcgm import (
+    LatentClassModel,
+    design_summary,
+    gap_rank,
+    orthonormal_directions,
+)
+from crl_approx.models.rng import stream
+from crl_approx.training.cells import train_lcgm
 
 BASE = {
     "prior": "uniform",
@@ -163,7 +174,7 @@ def test_k4_probes_at_k_are_high_and_excess_small(k4_sweep):
 
 
 def test_row_logsumexp_matches_scipy_where_a_naive_sum_overflows():
-    from crl_approx.probes import row_logsumexp
+    from crl_approx.analyses.probes import row_logsumexp
 
     a = np.random.default_rng(0).normal(0, 300, size=(50, 70))  # exp overflows float64 unshifted
     np.testing.assert_allclose(row_logsumexp(a), logsumexp(a, axis=1), rtol=1e-13)

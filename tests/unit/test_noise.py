@@ -6,9 +6,7 @@ import re
 import numpy as np
 import pytest
 
-from crl_approx.gmm import GaussianMixture
-from crl_approx.lcgm import LatentClassModel
-from crl_approx.noise import (
+from crl_approx.analyses.noise import (
     asymptotic_probability,
     asymptotic_slope,
     asymptotic_window_slope,
@@ -18,8 +16,10 @@ from crl_approx.noise import (
     grid_counts,
     t_grid,
 )
-from crl_approx.noise_mc import sample_abs_delta
-from crl_approx.rng import stream
+from crl_approx.analyses.noise_mc import sample_abs_delta
+from crl_approx.models.gmm import GaussianMixture
+from crl_approx.models.lcgm import LatentClassModel
+from crl_approx.models.rng import stream
 
 PAPER = GaussianMixture(1.2, 1.0, 1.2, 1.0, 0.5)
 GRID = t_grid(1e-7, 1.0, 10)

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize
 
-from crl_approx.gmm import GaussianMixture
-from crl_approx.rank_floor import rank_d_floor
-from crl_approx.spectrum import infonce_loss, operator_spectrum
+from crl_approx.models.gmm import GaussianMixture
+from crl_approx.numerics.floor import rank_d_floor
+from crl_approx.numerics.spectrum import infonce_loss, operator_spectrum
 
 TAU = 0.5
 

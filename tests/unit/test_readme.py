@@ -1,4 +1,4 @@
-"""README's measured numbers are generated (crl_approx.readme), never typed.
+"""README's measured numbers are generated (crl_approx.render.readme), never typed.
 
 The blocks that read only the tracked benchmark records are re-rendered here and must equal
 README's; the blocks that read a run's results/ are checked against a default run in
@@ -15,8 +15,8 @@ import shutil
 import pytest
 
 from conftest import REPO
-from crl_approx import readme
 from crl_approx.config import load_paper_values
+from crl_approx.render import readme
 
 README = REPO / "README.md"
 #: README tables whose every number tests/e2e/test_readme_numbers.py checks against a default run
@@ -133,7 +133,9 @@ def test_the_benchmark_blocks_equal_the_tracked_records(config, paper):
     fragments = readme.render(None, config, paper)
     assert set(fragments) == {n for n in blocks if n.startswith("bench_")}
     for name, text in fragments.items():
-        assert blocks[name] == text, f"README block {name} is stale: python3 -m crl_approx.readme"
+        assert blocks[name] == text, (
+            f"README block {name} is stale: python3 -m crl_approx.render.readme"
+        )
 
 
 def test_a_changed_record_changes_its_blocks(tmp_path, config, paper):

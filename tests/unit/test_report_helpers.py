@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from crl_approx.theory import sizes
-from crl_approx.verdicts import cell, fmt, verdict
+from crl_approx.numerics.theory import sizes
+from crl_approx.render.verdicts import cell, fmt, verdict
 
 
 def test_fmt_prints_like_the_paper():
@@ -66,12 +66,12 @@ def _summary_for(tau: float, mu: float = 1.2):
     from scratch: spectrum, a stand-in MLP run equal to the truncation, the paper's values."""
 
     from conftest import REPO
+    from crl_approx.analyses.tables import table1
     from crl_approx.config import load_paper_values
-    from crl_approx.gmm import GaussianMixture
-    from crl_approx.report import table1_rows
-    from crl_approx.report_summary import excess_tail_line, table1_lines
-    from crl_approx.spectrum import operator_spectrum, spectrum_table
-    from crl_approx.tables import table1
+    from crl_approx.models.gmm import GaussianMixture
+    from crl_approx.numerics.spectrum import operator_spectrum, spectrum_table
+    from crl_approx.render.html import table1_rows
+    from crl_approx.render.summary import excess_tail_line, table1_lines
 
     spec = spectrum_table(
         operator_spectrum(GaussianMixture(mu, 1.0, mu, 1.0), 80), [1, 2, 4, 8], tau
@@ -107,7 +107,7 @@ def test_the_summary_follows_the_config_not_a_template():
 def test_the_excess_tail_relation_can_fail():
     import pandas as pd
 
-    from crl_approx.report_summary import excess_tail_line
+    from crl_approx.render.summary import excess_tail_line
 
     ok = pd.DataFrame({"spectral_tail": [1e-2, 1e-4], "truncation_excess_risk": [1e-3, 1e-5]})
     assert excess_tail_line(ok.assign(tau=0.5))["verdict"] == "holds"  # ratio 0.1 <= 0.25

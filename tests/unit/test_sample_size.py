@@ -9,11 +9,12 @@ import pandas as pd
 import pytest
 import torch
 
-from crl_approx import cells, sample_size
-from crl_approx.data import fresh_blocks, gmm_pairs
-from crl_approx.gmm import GaussianMixture
-from crl_approx.rng import STREAM_TRAIN, stream
-from crl_approx.training import fresh_batches, split_steps
+from crl_approx.analyses import sample_size
+from crl_approx.models.data import fresh_blocks, gmm_pairs
+from crl_approx.models.gmm import GaussianMixture
+from crl_approx.models.rng import STREAM_TRAIN, stream
+from crl_approx.training import cells
+from crl_approx.training.loops import fresh_batches, split_steps
 
 MIX = GaussianMixture(mu_x=1.2, sigma_x=1.0, mu_y=1.2, sigma_y=1.0, prior=0.5)
 GMM = {"mu_x": 1.2, "sigma_x": 1.0, "mu_y": 1.2, "sigma_y": 1.0, "prior": 0.5}

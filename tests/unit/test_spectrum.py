@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from crl_approx.crosscheck import mutual_information_direct, pmi_second_moment_direct
-from crl_approx.gmm import GaussianMixture
-from crl_approx.spectrum import (
+from crl_approx.models.gmm import GaussianMixture
+from crl_approx.numerics.crosscheck import mutual_information_direct, pmi_second_moment_direct
+from crl_approx.numerics.spectrum import (
     CONVERGED_COLUMNS,
     compute_spectrum,
     infonce_loss,

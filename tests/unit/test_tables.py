@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from crl_approx.analyses.tables import table1
 from crl_approx.config import load_paper_values
-from crl_approx.tables import table1
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -18,13 +18,8 @@ def repo_path(*parts):
 
 #: the plotting code every plot rule lists as an input (an edit reruns the plots, not the numbers)
 PLOT_CODE = [
-    repo_path("workflow", "scripts", "crl_approx", name)
-    for name in (
-        "plots.py",
-        "plot_style.py",
-        "plots_experiments.py",
-        "sample_size_plot.py",
-    )
+    repo_path("workflow", "scripts", "crl_approx", "figures", name)
+    for name in ("draw.py", "style.py", "experiments.py", "study.py")
 ]
 
 

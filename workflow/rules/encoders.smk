@@ -23,7 +23,7 @@ rule make_dataset:
 
 # The GPU tag: profiles map `gpu` to a cluster GPU request (profiles/slurm) or to a local card limit
 # (profiles/local-gpu). The code uses CUDA when a GPU is visible (one card per concurrent job, see
-# crl_approx/gpu_slots.py) and the job's thread on CPU. One job trains every seed of one
+# crl_approx/training/gpu_slots.py) and the job's thread on CPU. One job trains every seed of one
 # (dataset, objective, score, D) cell as one stacked model and writes each seed's files.
 rule train_encoder:
     input:

@@ -165,12 +165,12 @@ rule build_report:
         template=repo_path("report", "templates", "index.html.j2"),
         css=repo_path("report", "style.css"),
         code=[
-            repo_path("workflow", "scripts", "crl_approx", name)
+            repo_path("workflow", "scripts", "crl_approx", "render", name)
             for name in (
-                "report.py",
-                "report_sections.py",
-                "report_summary.py",
-                "sample_size_report.py",
+                "html.py",
+                "sections.py",
+                "summary.py",
+                "study.py",
                 "provenance.py",
                 "verdicts.py",
             )

@@ -4,6 +4,6 @@ from crl_approx.runtime import rule_logging
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk):
-    from crl_approx import tables  # imported inside, so the log times the imports too
+    from crl_approx.analyses import tables  # imported inside, so the log times the imports too
 
     tables.run_cosine(smk.input, smk.params.scores, smk.output)

@@ -4,6 +4,6 @@ from crl_approx.runtime import rule_logging
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk):
-    from crl_approx import sample_size  # imported inside, so the log times the imports too
+    from crl_approx.analyses import sample_size  # imported inside, so the log times the imports too
 
     sample_size.run(smk.input, smk.params, smk.output)

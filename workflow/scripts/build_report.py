@@ -6,7 +6,9 @@ from crl_approx.runtime import rule_logging
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk):
-    from crl_approx import report  # imported inside, so the log times the imports too
+    from crl_approx.render import (
+        html as report,  # imported inside, so the log times the imports too
+    )
 
     repo = Path(smk.input.template).resolve().parents[2]  # report/templates/ -> repo root
     report.build(smk.input, smk.params, smk.output, repo)

@@ -3,6 +3,8 @@
 from crl_approx.runtime import rule_logging
 
 with rule_logging(snakemake):  # noqa: F821 (injected by Snakemake)
-    from crl_approx import rank_floor  # imported inside, so the log times the imports too
+    from crl_approx.numerics import (
+        floor as rank_floor,  # imported inside, so the log times the imports too
+    )
 
     rank_floor.run(snakemake.params.gmm, snakemake.params.tau, snakemake.output)  # noqa: F821

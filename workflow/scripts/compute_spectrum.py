@@ -3,6 +3,6 @@
 from crl_approx.runtime import rule_logging
 
 with rule_logging(snakemake):  # noqa: F821 (injected by Snakemake)
-    from crl_approx import spectrum  # imported inside, so the log times the imports too
+    from crl_approx.numerics import spectrum  # imported inside, so the log times the imports too
 
     spectrum.run(snakemake.params.gmm, snakemake.params.tau, snakemake.output)  # noqa: F821

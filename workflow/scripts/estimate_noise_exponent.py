@@ -5,7 +5,7 @@ from crl_approx.runtime import rule_logging
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk):
-    from crl_approx import noise_mc  # imported inside, so the log times the imports too
+    from crl_approx.analyses import noise_mc  # imported inside, so the log times the imports too
 
     noise_mc.run(
         smk.wildcards.dataset,

@@ -4,6 +4,6 @@ from crl_approx.runtime import rule_logging
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk):
-    from crl_approx import data  # imported inside, so the log times the imports too
+    from crl_approx.models import data  # imported inside, so the log times the imports too
 
     data.run("gmm", smk.params.data, int(smk.wildcards.seed), smk.output)

@@ -4,6 +4,8 @@ from crl_approx.runtime import rule_logging
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk):
-    from crl_approx import plots  # imported inside, so the log times the imports too
+    from crl_approx.figures import (
+        draw as plots,  # imported inside, so the log times the imports too
+    )
 
     plots.draw(smk.params.kind, smk.input, smk.params, smk.output.figure)

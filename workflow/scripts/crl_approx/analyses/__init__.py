@@ -1,0 +1,11 @@
+"""Layer 3b, the analyses: what the experiments measure, from trained encoders and the numerics.
+
+- ``tables``: Table 1 and the cosine ablation assembled from the training runs.
+- ``probes``: the LCGM's linear probes, canonical correlations and elbow.
+- ``noise``, ``noise_mc``: the noise exponent's Monte Carlo and its fits.
+- ``calibration``: retrieval excess against contrastive excess.
+- ``sample_size``: where the sampled protocol's error goes.
+
+May import ``models``, ``numerics`` and ``training`` (to load trained towers); never the
+presentation.
+"""

@@ -1,0 +1,7 @@
+"""Layer 4, presentation (figures): one plot rule per figure, drawn from cached tables.
+
+- ``draw``: the dispatch of every plot rule (``draw``) and the Table 1 figures.
+- ``experiments``: Experiments 3 and 4, calibration and cosine figures.
+- ``study``: the sample-size study's figure.
+- ``style``: one style for every figure.
+"""

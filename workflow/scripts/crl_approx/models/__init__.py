@@ -1,0 +1,9 @@
+"""Layer 1, the data models: the paper's worlds in closed form and how pairs are drawn from them.
+
+- ``gmm``: the binary Gaussian mixture of Experiment 1 (densities, PMI, posteriors).
+- ``lcgm``: the latent-class generative model of Experiment 3 and the rank-K check of its design.
+- ``data``: training and validation pairs drawn once per seed (``run``), the fresh stream.
+- ``rng``: one random stream per stochastic step of a seed (``stream``).
+
+Imports only ``config`` and ``runtime`` above it; nothing here knows of training or reports.
+"""

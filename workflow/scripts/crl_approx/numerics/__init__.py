@@ -1,0 +1,13 @@
+"""Layer 2, the numerics: exact quantities of the data models and the statistics every analysis
+shares.
+
+- ``spectrum``: the PMI operator on Gauss–Hermite quadrature, its spectrum, the InfoNCE loss.
+- ``crosscheck``: independent 2-D integrals that check the quadrature.
+- ``floor``: the best achievable rank-D InfoNCE excess (``rank_d_floor``).
+- ``asymptotics``: the small-t law of the noise condition on the mixture.
+- ``theory``: Table 2's encoder sizes (``sizes``).
+- ``stats``: mean and sd over seeds (``summarise``).
+- ``tiers``: the verdict tolerances shared by analyses and the report.
+
+Imports ``models`` (and ``config``/``runtime``); never training, analyses or presentation.
+"""

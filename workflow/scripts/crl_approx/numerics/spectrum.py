@@ -1,0 +1,308 @@
+"""The integral operator T of the PMI kernel, discretised by Gauss–Hermite quadrature.
+
+Protocol (PAPER.md, Experiment 1; it reproduces the paper's Table 1, columns 1–2, to all printed
+digits):
+
+* each marginal is a two-component Gaussian mixture; ``n`` Gauss–Hermite nodes are placed on each
+  component and weighted by the component's mixture weight, giving 2n nodes per modality whose
+  weights integrate against P_X (resp. P_Y) exactly for polynomials of degree < 2n per component;
+* the PMI is used uncentred; the eigenvalues λ_i of T*T are the squared singular values of
+  A = diag(√w_x) · PMI · diag(√w_y);
+* eigenfunctions are evaluated by the Nyström extension
+  ψ_i(x) = λ_i^{-1/2} ∫ PMI(x, y) φ_i(y) dP_Y(y) (never as U[:, i] / √w, which divides rounding
+  noise by weights as small as 1e-100);
+* the population InfoNCE loss of a score matrix is evaluated exactly on the quadrature, with
+  log-sum-exp for the inner expectation over P_Y and the density ratio r = exp(PMI) as the weight
+  that turns P_X ⊗ P_Y into the joint law for the positive-pair term.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy.special import roots_hermite
+
+from ..models.gmm import GaussianMixture, log_mean_exp_rows
+
+log = logging.getLogger(__name__)
+
+#: singular values below this (absolute; the PMI is O(1)) are treated as exact zeros, so that a
+#: degenerate model (mu = 0, PMI ≡ 0) yields an all-zero table instead of 0/0.
+SINGULAR_FLOOR = 1e-13
+
+
+@dataclass(frozen=True)
+class Quadrature:
+    """Nodes and weights for P_X (x, wx) and P_Y (y, wy)."""
+
+    x: np.ndarray
+    wx: np.ndarray
+    y: np.ndarray
+    wy: np.ndarray
+    nodes_per_component: int
+
+
+def component_nodes(mu: float, sigma: float, prior: float, n: int):
+    """2n nodes and weights integrating against prior·N(mu, σ²) + (1 − prior)·N(−mu, σ²)."""
+    t, w = roots_hermite(n)
+    w = w / np.sqrt(np.pi)
+    shift = sigma * np.sqrt(2.0) * t
+    nodes = np.concatenate([mu + shift, -mu + shift])
+    weights = np.concatenate([prior * w, (1.0 - prior) * w])
+    return nodes, weights
+
+
+def mixture_quadrature(mix: GaussianMixture, n: int) -> Quadrature:
+    x, wx = component_nodes(mix.mu_x, mix.sigma_x, mix.prior, n)
+    y, wy = component_nodes(mix.mu_y, mix.sigma_y, mix.prior, n)
+    return Quadrature(x=x, wx=wx, y=y, wy=wy, nodes_per_component=n)
+
+
+@dataclass
+class OperatorSpectrum:
+    """SVD of the weighted PMI kernel, with Nyström eigenfunctions."""
+
+    mix: GaussianMixture
+    quad: Quadrature
+    pmi: np.ndarray  # PMI(x_i, y_j) on the node grid
+    s: np.ndarray  # singular values, descending
+    u: np.ndarray  # left singular vectors of A (columns)
+    v: np.ndarray  # right singular vectors of A (columns)
+
+    @property
+    def eigenvalues(self) -> np.ndarray:
+        """λ_i of T*T (= squared singular values), descending, all 2n of them."""
+        return self.s**2
+
+    @property
+    def n_computed(self) -> int:
+        return int(self.s.size)
+
+    def _inv_s(self, d: int) -> np.ndarray:
+        s = self.s[:d]
+        return np.where(s > SINGULAR_FLOOR, 1.0 / np.where(s > 0, s, 1.0), 0.0)
+
+    def psi(self, d: int, x: np.ndarray | None = None) -> np.ndarray:
+        """First d left eigenfunctions ψ_k at points x (default: the x nodes), by Nyström."""
+        kernel = self.pmi if x is None else self.mix.pmi(x, self.quad.y)
+        return (kernel * np.sqrt(self.quad.wy)[None, :]) @ self.v[:, :d] * self._inv_s(d)
+
+    def phi(self, d: int, y: np.ndarray | None = None) -> np.ndarray:
+        """First d right eigenfunctions φ_k at points y (default: the y nodes), by Nyström."""
+        kernel = self.pmi.T if y is None else self.mix.pmi(self.quad.x, y).T
+        return (kernel * np.sqrt(self.quad.wx)[None, :]) @ self.u[:, :d] * self._inv_s(d)
+
+    def truncated_pmi(self, d: int) -> np.ndarray:
+        """The rank-d truncation Σ_{k≤d} √λ_k ψ_k(x_i) φ_k(y_j) on the node grid."""
+        return (self.psi(d) * self.s[:d]) @ self.phi(d).T
+
+    def spectral_tail(self, d: int) -> float:
+        """Σ_{i>d} λ_i over all computed eigenvalues."""
+        return float(np.sum(self.eigenvalues[d:]))
+
+
+def operator_spectrum(mix: GaussianMixture, n: int) -> OperatorSpectrum:
+    quad = mixture_quadrature(mix, n)
+    pmi = mix.pmi(quad.x, quad.y)
+    a = np.sqrt(quad.wx)[:, None] * pmi * np.sqrt(quad.wy)[None, :]
+    u, s, vt = np.linalg.svd(a)
+    return OperatorSpectrum(mix=mix, quad=quad, pmi=pmi, s=s, u=u, v=vt.T)
+
+
+# --- population quantities on the quadrature ---------------------------------------------------
+def expect_product(spec: OperatorSpectrum, values: np.ndarray) -> float:
+    """E_{P_X ⊗ P_Y}[values] on the node grid."""
+    q = spec.quad
+    return float(q.wx @ values @ q.wy)
+
+
+def expect_joint(spec: OperatorSpectrum, values: np.ndarray) -> float:
+    """E_{(x, y) ~ p}[values] on the node grid (weights w_x w_y r)."""
+    return expect_product(spec, np.exp(spec.pmi) * values)
+
+
+def mutual_information(spec: OperatorSpectrum) -> float:
+    """I(X; Y) = E_p[PMI]."""
+    return expect_joint(spec, spec.pmi)
+
+
+def infonce_loss(spec: OperatorSpectrum, score: np.ndarray, tau: float) -> float:
+    """Population InfoNCE L(s) = τ E_x log E_{y'~P_Y} exp(s(x, y')/τ) − E_p[s(x, y)].
+
+    ``score`` is s(x_i, y_j) on the node grid. Algebraically equal to the paper's
+    E_p[τ log E_{y'} exp((s(x, y') − s(x, y))/τ)], and minimised by s = τ·PMI + c(x) with value
+    L* = −τ I(X; Y).
+    """
+    lse = log_mean_exp_rows(score / tau, spec.quad.wy)
+    return float(tau * (spec.quad.wx @ lse) - expect_joint(spec, score))
+
+
+def self_normalised(spec: OperatorSpectrum, h: np.ndarray) -> np.ndarray:
+    """h(x, y) − log E_{y'~P_Y} exp h(x, y'): the log density ratio that h implies.
+
+    InfoNCE cannot see an additive c(x); this is the normalisation that makes E_{P_Y} exp(ĥ) = 1,
+    the property the true PMI has.
+    """
+    return h - log_mean_exp_rows(h, spec.quad.wy)[:, None]
+
+
+def spectrum_table(spec: OperatorSpectrum, dims, tau: float) -> pd.DataFrame:
+    """One row per D: spectral tail, truncation excess risk, L2 errors, I(X; Y)."""
+    mi = mutual_information(spec)
+    # L* evaluated on the same quadrature as L(s_D), so quadrature error cancels in the excess
+    l_star = infonce_loss(spec, tau * spec.pmi, tau)
+    rows = []
+    for d in dims:
+        trunc = spec.truncated_pmi(d)
+        excess = infonce_loss(spec, tau * trunc, tau) - l_star
+        tail = spec.spectral_tail(d)
+        rows.append(
+            {
+                "D": int(d),
+                "spectral_tail": tail,
+                "truncation_excess_risk": excess,
+                # ||PMI − PMI_D||² in L2(P_X ⊗ P_Y): equals the tail up to rounding (Parseval)
+                "l2_truncation_error": expect_product(spec, (spec.pmi - trunc) ** 2),
+                # squared L2 distance of PMI to the self-normalised truncation (the MLP columns'
+                # definition, see the encoder rules), for a like-for-like comparison
+                "truncation_l2_selfnorm": expect_product(
+                    spec, (spec.pmi - self_normalised(spec, trunc)) ** 2
+                ),
+                "excess_to_tail_ratio": excess / tail if tail > 0 else 0.0,
+                "mutual_information": mi,
+                "L_star": l_star,
+                "tau": tau,
+                "quadrature_nodes": spec.quad.nodes_per_component,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def eigenvalue_table(spec: OperatorSpectrum, n_eigenvalues: int) -> pd.DataFrame:
+    lam = spec.eigenvalues[:n_eigenvalues]
+    return pd.DataFrame({"index": np.arange(1, lam.size + 1), "lambda": lam})
+
+
+def relative_change(a, b):
+    """|a − b| / max(|a|, |b|), and 0 where both are 0."""
+    a = np.asarray(a, float)
+    b = np.asarray(b, float)
+    scale = np.maximum(np.abs(a), np.abs(b))
+    return np.where(scale > 0, np.abs(a - b) / np.where(scale > 0, scale, 1.0), 0.0)
+
+
+#: eigenvalues below this fraction of λ_1 are left out of the convergence record
+EIGENVALUE_CONVERGENCE_CUTOFF = 1e-9
+
+#: the numbers of spectrum.csv that the convergence record compares
+CONVERGED_COLUMNS = (
+    "spectral_tail",
+    "truncation_excess_risk",
+    "l2_truncation_error",
+    "truncation_l2_selfnorm",
+    "mutual_information",
+)
+
+
+def convergence_table(high: pd.DataFrame, low: pd.DataFrame, spec_hi, spec_lo, n_eig: int):
+    """Every reported number at the configured and at the lower node count, long format."""
+    rows = []
+    for col in CONVERGED_COLUMNS:
+        for (_, h), (_, lo) in zip(high.iterrows(), low.iterrows(), strict=True):
+            rows.append({"quantity": col, "D": int(h["D"]), "value": h[col], "value_low": lo[col]})
+    # eigenvalues above 1e-9 λ_1; the smaller ones are at the level of the discretisation error
+    # and contribute < 1e-8 relative to any reported tail
+    lam_hi, lam_lo = spec_hi.eigenvalues, spec_lo.eigenvalues
+    cutoff = EIGENVALUE_CONVERGENCE_CUTOFF * max(lam_hi[0], 1e-300)
+    for i in range(min(n_eig, lam_lo.size)):
+        if lam_hi[i] > cutoff:
+            rows.append(
+                {"quantity": "lambda", "D": i + 1, "value": lam_hi[i], "value_low": lam_lo[i]}
+            )
+    out = pd.DataFrame(rows)
+    out["rel_change"] = relative_change(out["value"], out["value_low"])
+    out["nodes"] = spec_hi.quad.nodes_per_component
+    out["nodes_low"] = spec_lo.quad.nodes_per_component
+    return out
+
+
+@dataclass
+class SpectrumResult:
+    eigenvalues: pd.DataFrame
+    spectrum: pd.DataFrame
+    convergence: pd.DataFrame
+    spec: OperatorSpectrum  # the operator at the configured node count
+
+    @property
+    def max_rel_change(self) -> float:
+        return float(self.convergence["rel_change"].max())
+
+
+def compute_spectrum(
+    mix: GaussianMixture, tau: float, dims, nodes: int, nodes_low: int, n_eigenvalues: int
+) -> SpectrumResult:
+    """What the ``compute_spectrum`` rule writes, at ``nodes`` and checked at ``nodes_low``."""
+    t0 = time.perf_counter()
+    spec = operator_spectrum(mix, nodes)
+    table = spectrum_table(spec, dims, tau)
+    log.info("spectrum at %d nodes/component: %.2f s", nodes, time.perf_counter() - t0)
+    t1 = time.perf_counter()
+    spec_lo = operator_spectrum(mix, nodes_low)
+    table_lo = spectrum_table(spec_lo, dims, tau)
+    log.info("spectrum at %d nodes/component: %.2f s", nodes_low, time.perf_counter() - t1)
+    conv = convergence_table(table, table_lo, spec, spec_lo, n_eigenvalues)
+    table["convergence_rel_change"] = [
+        conv.loc[(conv["D"] == d) & (conv["quantity"] != "lambda"), "rel_change"].max()
+        for d in table["D"]
+    ]
+    return SpectrumResult(eigenvalue_table(spec, n_eigenvalues), table, conv, spec)
+
+
+def run(gmm: dict, tau: float, output) -> SpectrumResult:
+    """The ``compute_spectrum`` rule: write eigenvalues, spectrum, convergence and cross-checks."""
+    from ..runtime import write_csv
+    from .crosscheck import crosscheck_table
+
+    mix = GaussianMixture.from_config(gmm)
+    res = compute_spectrum(
+        mix,
+        tau,
+        gmm["dims"],
+        gmm["quadrature_nodes"],
+        gmm["convergence_nodes"],
+        gmm["n_eigenvalues"],
+    )
+    worst = res.convergence.loc[res.convergence["rel_change"].idxmax()]
+    log.info(
+        "largest relative change %d -> %d nodes/component: %.3g (%s, D/index %d)",
+        gmm["quadrature_nodes"],
+        gmm["convergence_nodes"],
+        res.max_rel_change,
+        worst["quantity"],
+        worst["D"],
+    )
+    t0 = time.perf_counter()
+    spec = res.spec
+    checks = crosscheck_table(
+        mix,
+        {
+            "mutual_information": mutual_information(spec),
+            "minus_L_star_over_tau": -infonce_loss(spec, tau * spec.pmi, tau) / tau,
+            "sum_lambda": float(np.sum(spec.eigenvalues)),
+        },
+    )
+    log.info(
+        "cross-checks by direct integration (%.2f s):\n%s",
+        time.perf_counter() - t0,
+        checks.to_string(index=False),
+    )
+    log.info("spectrum:\n%s", res.spectrum.to_string(index=False))
+    write_csv(res.eigenvalues, output.eigenvalues)
+    write_csv(res.spectrum, output.spectrum)
+    write_csv(res.convergence, output.convergence)
+    write_csv(checks, output.crosschecks)
+    return res

@@ -1,0 +1,10 @@
+"""Layer 4, presentation (text): the HTML report and README's generated blocks, rendered from the
+templates of the top-level ``report/`` folder.
+
+- ``html``: the report (``build``), its machine and benchmark tables.
+- ``summary``: the verdict summary at the top of the report.
+- ``sections``, ``study``: what each report section prints.
+- ``verdicts``: how numbers are printed and compared with the paper's.
+- ``provenance``: where each printed number comes from.
+- ``readme``, ``numbers``: README's generated blocks and how they print numbers.
+"""

@@ -1,0 +1,255 @@
+"""README's measured numbers, generated, not typed.
+
+README.md holds its measured prose between markers::
+
+    <!-- BEGIN generated:NAME -->
+    …
+    <!-- END generated:NAME -->
+
+and each NAME is a macro of ``report/templates/readme.md.j2``, rendered from a default run's
+``results/`` and from the tracked benchmark records (``benchmarks/*.json``):
+``python3 -m crl_approx.render.readme --run DIR --write README.md`` rewrites every block.
+Fragments whose
+name starts with ``bench_`` read only the tracked records, so a fast test checks them on every CI
+run; the others are checked against a default run (``CRL_DEFAULT_RUN``,
+tests/e2e/test_readme_numbers.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+import jinja2
+import numpy as np
+import pandas as pd
+import yaml
+
+from ..config import load_paper_values
+from ..numerics.asymptotics import asymptotic_slope
+from .html import benchmark_rows
+from .numbers import e, f, g, minsec, pct, pnum, protocol, reflow, span, thousands
+from .verdicts import verdict
+
+REPO = Path(__file__).resolve().parents[4]
+TEMPLATE = REPO / "report" / "templates" / "readme.md.j2"
+RECORDS = REPO / "benchmarks"
+PAPER = REPO / "workflow" / "resources" / "paper_values.yaml"
+
+
+def default_config() -> dict:
+    """config/config.yaml, validated, with the schema's defaults filled: as the workflow sees it."""
+    from ..config import load_schema, validate_config
+
+    config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    schema = load_schema(REPO / "workflow" / "schemas" / "config.schema.yaml")
+    return validate_config(config, schema)
+
+
+BLOCK = re.compile(
+    r"<!-- BEGIN generated:(?P<name>[\w]+) -->\n(?P<body>.*?)<!-- END generated:(?P=name) -->",
+    re.S,
+)
+
+
+def job_times(root: Path | str) -> dict:
+    """Per rule, from Snakemake's benchmark files under ``root``: jobs, job time (the sum of the
+    ``s`` column), the longest job, and every job's time keyed by its benchmark path."""
+    out = {}
+    for rule, jobs in benchmark_rows(root).groupby("rule"):
+        per = dict(zip(jobs["job"], jobs["s"], strict=True))
+        out[rule] = {"per_job": per, "jobs": len(per), "job_s": round(sum(per.values()), 2)}
+        out[rule]["longest"] = max(per, key=per.get)
+    return out
+
+
+# --- what the fragments read ---------------------------------------------------------------------
+
+
+class Run:
+    """The tables of one run and the tracked benchmark records, as the template sees them."""
+
+    def __init__(self, results: Path | None, records: Path = RECORDS):
+        self.results = results
+        self.record = {p.stem: json.loads(p.read_text()) for p in sorted(records.glob("*.json"))}
+        self.default_run = self.record.get("default_run", {})
+        if results is None:
+            return
+        t = results / "tables"
+        self.table1 = pd.read_csv(t / "table1.csv").set_index(["objective", "D"])
+        self.spectrum = pd.read_csv(results / "gmm" / "spectrum.csv").set_index("D")
+        self.convergence = pd.read_csv(results / "gmm" / "convergence.csv")
+        self.rank_floor = pd.read_csv(results / "gmm" / "rank_floor.csv").set_index("D")
+        self.runs = pd.read_csv(t / "encoder_runs_gmm.csv")
+        self.sample_size = pd.read_csv(t / "sample_size.csv")
+        self.fits = pd.read_csv(t / "sample_size_fits.csv")
+        self.lcgm = pd.read_csv(t / "lcgm_probes.csv").set_index("D")
+        self.elbow = pd.read_csv(t / "lcgm_elbow.csv").set_index("curve")
+        self.design = json.loads((results / "lcgm" / "design.json").read_text())
+        self.noise = pd.read_csv(t / "noise_exponent.csv")
+        self.curve = pd.read_csv(t / "noise_curve.csv")
+        self.calibration = pd.read_csv(t / "calibration.csv").set_index("group")
+        self.calibration_points = pd.read_csv(t / "calibration_points.csv")
+        self.cosine = pd.read_csv(t / "cosine_ablation.csv").set_index("D")
+
+    # jobs of the default run's record
+    def jobs(self, rule: str, pattern: str = "*") -> list[float]:
+        per = self.default_run["rules"].get(rule, {}).get("per_job", {})
+        return [s for k, s in per.items() if fnmatch.fnmatch(k, f"{rule}/{pattern}")]
+
+    def job_s(self, *rules: str) -> float:
+        return sum(self.default_run["rules"][r]["job_s"] for r in rules)
+
+    # small lookups that would be clumsy in jinja
+    def t1(self, objective: str, dim: int, column: str) -> float:
+        return float(self.table1.loc[(objective, dim), column])
+
+    def t1_verdict(self, objective: str, dim: int, column: str = "mlp_excess_risk") -> str:
+        r = self.table1.loc[(objective, dim)]
+        return verdict(r[f"{column}_mean"], r[f"paper_{column}"])[0]
+
+    def spectral_verdicts(self) -> list[str]:
+        r = self.table1.loc["population"]
+        return [
+            verdict(row[col], row[f"paper_{col}"])[0]
+            for _, row in r.iterrows()
+            for col in ("spectral_tail", "truncation_excess_risk")
+        ]
+
+    def study(self, dim: int, protocol: str, budget: int = 1, lr: float | None = None):
+        s = self.sample_size
+        sel = (s["D"] == dim) & (s["protocol"] == protocol) & (s["budget_multiplier"] == budget)
+        sel &= s["is_default_lr"] if lr is None else np.isclose(s["lr"], lr)
+        return s[sel].iloc[0]
+
+    def study_rows(self, budget: int | None = None, default_lr: bool | None = None):
+        s = self.sample_size
+        if budget is not None:
+            s = s[s["budget_multiplier"] == budget]
+        if default_lr is not None:
+            s = s[s["is_default_lr"] == default_lr]
+        return s
+
+    def reaching(self, max_dim: int) -> list[str]:
+        """Protocols that reach the paper (1× budget, default lr) at every D <= max_dim."""
+        s = self.study_rows(budget=1, default_lr=True)
+        s = s[s["D"] <= max_dim]
+        ok = s.groupby("protocol", sort=False)["reaches_paper"].all()
+        return ok[ok].index.tolist()
+
+    def seed_excess(self, objective: str, dim: int, score: str = "inner") -> list[float]:
+        r = self.runs
+        sel = (r["objective"] == objective) & (r["score"] == score) & (r["D"] == dim)
+        return r[sel].sort_values("seed")["mlp_excess_risk"].tolist()
+
+    def fit(self, dim: int, name: str):
+        return self.fits[(self.fits["D"] == dim) & (self.fits["fit"] == name)].iloc[0]
+
+    def pooled(self, dataset: str):
+        n = self.noise
+        return n[(n["dataset"] == dataset) & (n["seed"] == -1)].iloc[0]
+
+    def curve_at(self, dataset: str, t: float, column: str) -> float:
+        c = self.curve[self.curve["dataset"] == dataset]
+        return float(c.iloc[(np.log(c["t"]) - math.log(t)).abs().argmin()][column])
+
+    def curve_slope(self, dataset: str, lo: float, hi: float, column: str) -> float:
+        """Least-squares slope of log(column) on log t over lo <= t <= hi."""
+        c = self.curve[(self.curve["dataset"] == dataset) & self.curve["t"].between(lo, hi)]
+        return float(np.polyfit(np.log(c["t"]), np.log(c[column]), 1)[0])
+
+    def other_rules(self, named) -> dict:
+        """Jobs, job time and the longest job of every rule not in ``named``."""
+        rest = {k: v for k, v in self.default_run["rules"].items() if k not in named}
+        per = {j: s for v in rest.values() for j, s in v["per_job"].items()}
+        longest = max(per, key=per.get)
+        out = {"rules": len(rest), "jobs": len(per), "job_s": sum(per.values())}
+        return out | {"longest": longest.split("/")[0], "longest_s": per[longest]}
+
+    def gpu_sd_units(self) -> float:
+        """The largest |GPU excess − CPU mean| in CPU seed sds over the GPU check's cells."""
+        worst = 0.0
+        for c in self.record["gpu_check_h200"]["cells"]:
+            cpu = np.asarray(c["cpu_excess"])
+            for x in [*c["excess_3_seeds"], c["seed1_alone_excess"]]:
+                worst = max(worst, abs(x - cpu.mean()) / cpu.std(ddof=1))
+        return worst
+
+
+# --- rendering and README blocks -----------------------------------------------------------------
+
+
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATE.parent),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        extensions=["jinja2.ext.do"],
+    )
+    formats = {"e": e, "f": f, "g": g, "pct": pct, "pnum": pnum, "minsec": minsec}
+    env.filters |= formats | {"thousands": thousands, "protocol": protocol}
+    env.globals |= formats | {"span": span, "verdict": verdict, "inf": math.inf}
+    env.globals |= {"asymptotic_slope": asymptotic_slope}
+    env.globals |= {"scale": lambda v, k: [k * float(x) for x in v]}
+    return env
+
+
+def fragment_names() -> list[str]:
+    return sorted(re.findall(r"\{%-?\s*macro\s+(\w+)\(", TEMPLATE.read_text()))
+
+
+def render(
+    results: Path | None, config: dict, paper: dict, names=None, records: Path = RECORDS
+) -> dict[str, str]:
+    """Each fragment's text. With ``results=None`` only the ``bench_`` fragments."""
+    run = Run(results, records)
+    module = (
+        environment()
+        .get_template(TEMPLATE.name)
+        .make_module({"run": run, "config": config, "paper": paper})
+    )
+    names = names or [n for n in fragment_names() if results is not None or n.startswith("bench_")]
+    out = {}
+    for name in names:
+        out[name] = reflow(str(getattr(module, name)()).strip("\n")) + "\n"
+    return out
+
+
+def blocks(text: str) -> dict[str, str]:
+    """README's generated blocks: name → body."""
+    return {m["name"]: m["body"] for m in BLOCK.finditer(text)}
+
+
+def fill(text: str, fragments: dict[str, str]) -> str:
+    """README with each named block's body replaced by its fragment."""
+
+    def swap(m):
+        body = fragments.get(m["name"], m["body"])
+        return f"<!-- BEGIN generated:{m['name']} -->\n{body}<!-- END generated:{m['name']} -->"
+
+    return BLOCK.sub(swap, text)
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description="Write README's generated blocks from a run.")
+    ap.add_argument("--run", type=Path, help="folder of a finished default run (holds results/)")
+    ap.add_argument("--write", type=Path, help="README to update in place")
+    ap.add_argument("--records", type=Path, default=RECORDS, help="the benchmark records' folder")
+    args = ap.parse_args(argv)
+    results = args.run / "results" if args.run else None
+    fragments = render(results, default_config(), load_paper_values(PAPER), records=args.records)
+    if args.write:
+        args.write.write_text(fill(args.write.read_text(), fragments))
+    else:
+        sys.stdout.write("\n".join(fragments.values()))
+
+
+if __name__ == "__main__":
+    main()

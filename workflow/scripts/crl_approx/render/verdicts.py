@@ -1,0 +1,55 @@
+"""Formatting and verdicts shared by the report's sections: how a number is printed and how it
+compares with the paper's."""
+
+from __future__ import annotations
+
+import math
+
+from ..numerics.tiers import CLOSE_TOLERANCE, ORDER_TOLERANCE
+
+
+def fmt(value, digits: int = 4) -> str:
+    """A number as the paper prints it (4 significant digits, scientific)."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "—"
+    return f"{value:.{digits - 1}e}"
+
+
+def verdict(ours, paper, digits: int = 4) -> tuple[str, str]:
+    """(label, css class) comparing our value with the paper's, printed to ``digits`` significant
+    digits."""
+    if paper is None or ours is None or not all(map(math.isfinite, (ours, paper))):
+        return "—", "none"
+    if fmt(ours, digits) == fmt(paper, digits):
+        return "matches printed digits", "match"
+    if abs(ours / paper - 1) <= CLOSE_TOLERANCE:
+        return f"within {CLOSE_TOLERANCE:.0%}", "match"
+    if ours > 0 and paper > 0 and abs(math.log10(ours / paper)) < ORDER_TOLERANCE:
+        return "same order of magnitude", "order"
+    return "differs", "differs"
+
+
+def fmt_sd(value) -> str:
+    """A standard deviation beside a mean printed by :func:`fmt` (2 significant digits)."""
+    return fmt(value, 2)
+
+
+def mean_sd(mean, sd, show=fmt, show_sd=None) -> str:
+    """``mean ± sd``, each printed by ``show`` (the sd by ``show_sd`` if given); no ± part when
+    the sd is missing (a single seed)."""
+    text = show(mean)
+    if sd is not None and math.isfinite(sd):
+        text += f" ± {(show_sd or show)(sd)}"
+    return text
+
+
+def cell(ours, paper, sd=None) -> dict:
+    label, css = verdict(ours, paper)
+    ratio = ours / paper if paper and ours is not None and math.isfinite(ours) else None
+    return {
+        "ours": mean_sd(ours, sd, fmt, fmt_sd),
+        "paper": fmt(paper),
+        "ratio": f"{ratio:.3f}" if ratio is not None and math.isfinite(ratio) else "—",
+        "verdict": label,
+        "css": css,
+    }

@@ -1,0 +1,11 @@
+"""Layer 3a, training: stacked two-tower encoders and the loops that fit them.
+
+- ``towers``: R independent models (one per seed) as stacked weights (``build_model``, ``embed``).
+- ``loops``: the batched training loops (``fit_pairs``, ``fit_fresh``, ``fit_population``).
+- ``cells``: one training job, every seed of a cell (``run``, ``run_sample_size``).
+- ``evaluation``: population metrics of trained scores by quadrature.
+- ``budget``: pairs seen and distinct pairs of a protocol (``pair_counts``).
+- ``gpu_slots``: one card per concurrent job on a multi-GPU workstation.
+
+Imports ``models`` and ``numerics``; never an analysis or the presentation.
+"""

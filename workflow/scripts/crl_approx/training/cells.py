@@ -1,0 +1,271 @@
+"""One ``train_encoder`` job: every seed of a (dataset, objective, score, D) cell, trained at once
+by the loops of :mod:`.loops`, evaluated per epoch, and written one folder per seed.
+
+Per epoch the host waits for the device once (the epoch's losses), then checkpoints f and g of
+every replica in float64: on the Gaussian mixture at the evaluation grid's nodes (so the population
+excess of every checkpoint is exact up to quadrature error), on the LCGM at the first
+``lcgm.n_checkpoint`` validation pairs of each seed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import platform
+import time
+
+import numpy as np
+import torch
+
+from .loops import (
+    check_losses,
+    configure_threads,
+    fit_fresh,
+    fit_pairs,
+    fit_population,
+    select_device,
+)
+from .towers import build_model, embed
+
+log = logging.getLogger(__name__)
+
+
+# --- one job: every seed of a (dataset, objective, score, D) cell --------------------------------
+def _run_info(dev) -> dict:
+    return {
+        "device": str(dev),
+        "threads": torch.get_num_threads(),
+        "torch": torch.__version__,
+        "machine": platform.machine(),
+    }
+
+
+class _Recorder:
+    """Per-epoch bookkeeping for every replica: losses (one host sync), checkpoints, history."""
+
+    def __init__(self, model, train, checkpoint_inputs, evaluate=None):
+        self.model, self.train, self.epochs = model, train, train["epochs"]
+        self.inputs = checkpoint_inputs  # (x, y) of the checkpoint points: (n, d) or (R, n, d)
+        self.evaluate = evaluate  # (f, g) of one replica -> (population loss, excess), or None
+        self.f, self.g = [], []
+        self.history = [[] for _ in model.seeds]
+
+    def __call__(self, epoch, train_loss, val_loss, t0):
+        both = train_loss if val_loss is None else torch.stack([train_loss, val_loss])
+        values = both.reshape(-1, self.model.replicas).tolist()  # the epoch's host sync
+        check_losses(values[0], self.model.seeds, epoch, self.train)
+        fx, gy = embed(self.model, *self.inputs)
+        self.f.append(fx)
+        self.g.append(gy)
+        seconds = time.perf_counter() - t0
+        for r, seed in enumerate(self.model.seeds):
+            rec = {"epoch": epoch, "train_loss": values[0][r]}
+            if self.evaluate is not None:
+                loss, rec["excess_risk"] = self.evaluate(fx[r], gy[r])
+            # val: the in-batch validation loss, or (population objective) the evaluation grid's
+            rec["val_loss"] = loss if val_loss is None else values[1][r]
+            rec["seconds"] = seconds
+            self.history[r].append(rec)
+            log.info(
+                "epoch %d/%d seed %d train_loss %.6f val_loss %.6f%s (%.2f s)",
+                epoch,
+                self.epochs,
+                seed,
+                rec["train_loss"],
+                rec["val_loss"],
+                f" excess {rec['excess_risk']:.4e}" if "excess_risk" in rec else "",
+                seconds,
+            )
+
+    def metrics(self, r, dataset, objective, dim, tau, steps, wall, extra=None) -> dict:
+        """Replica r's metrics.json: the run, ``extra`` (population metrics), its history."""
+        hist = self.history[r]
+        return {
+            "dataset": dataset,
+            "objective": objective,
+            "score": self.model.score,
+            "D": int(dim),
+            "seed": self.model.seeds[r],
+            "tau": tau,
+            **(extra or {}),
+            "cosine_scale": self.model.scales()[r],
+            "final_train_loss": hist[-1]["train_loss"],
+            "final_val_loss": hist[-1]["val_loss"],
+            "steps": int(steps),
+            "train_seconds": wall,
+            **_run_info(next(self.model.parameters()).device),
+            "history": hist,
+        }
+
+    def checkpoints(self, r: int) -> dict:
+        return {
+            "epoch": np.arange(1, len(self.f) + 1),
+            "f": np.stack([f[r] for f in self.f]),
+            "g": np.stack([g[r] for g in self.g]),
+        }
+
+
+def train_gmm(
+    gmm,
+    train,
+    tau,
+    dim,
+    seeds,
+    objective,
+    threads,
+    pairs=None,
+    device="auto",
+    steps=None,
+    fresh=False,
+):
+    """Train one model per seed on the Gaussian mixture, all seeds at once; returns (model,
+    [metrics per seed], [checkpoints per seed]). Objective ``samples``: on each seed's pool of
+    ``pairs`` (``steps`` steps, default ``train.epochs`` passes), or with ``fresh`` on a fresh
+    stream for ``steps`` steps (``pairs`` then only give the validation pairs)."""
+    from ..models.gmm import GaussianMixture
+    from ..numerics.spectrum import infonce_loss, operator_spectrum
+    from .evaluation import Grid, population_metrics
+
+    dev = select_device(device)
+    configure_threads(threads, dev)
+    mix = GaussianMixture.from_config(gmm)
+    spec = operator_spectrum(mix, gmm["quadrature_nodes"])
+    l_star = infonce_loss(spec, tau * spec.pmi, tau)
+    model = build_model(seeds, 1, 1, dim, train).to(dev, torch.float32)
+
+    def evaluate(fx, gy):
+        loss = infonce_loss(spec, fx @ gy.T, tau)
+        return loss, loss - l_star
+
+    rec = _Recorder(model, train, (spec.quad.x[:, None], spec.quad.y[:, None]), evaluate)
+    t_start = time.perf_counter()
+    if objective == "samples":
+        if pairs is None:
+            raise ValueError("objective 'samples' needs the sampled pairs")
+        if fresh:
+            steps = fit_fresh(model, mix, pairs, train, tau, dev, rec, steps)
+        else:
+            steps = fit_pairs(model, pairs, train, tau, dev, rec, steps)
+    elif objective == "population":
+        grid = Grid.from_mixture(mix, train["population_nodes"], torch.float32, dev)
+        steps = fit_population(model, grid, train, tau, rec)
+    else:
+        raise ValueError(f"unknown objective {objective!r}")
+    wall = time.perf_counter() - t_start
+    metrics, ckpts = [], []
+    for r in range(model.replicas):
+        ckpt = rec.checkpoints(r) | {"x_nodes": spec.quad.x, "y_nodes": spec.quad.y}
+        score = ckpt["f"][-1] @ ckpt["g"][-1].T
+        extra = population_metrics(spec, score, tau, l_star) | {"L_star": l_star}
+        metrics.append(rec.metrics(r, "gmm", objective, dim, tau, steps, wall, extra))
+        ckpts.append(ckpt)
+    return model, metrics, ckpts
+
+
+def train_lcgm(lcgm, train, tau, dim, seeds, threads, pairs, device="auto"):
+    """Train one model per seed on LCGM pairs (objective ``samples``: no quadrature exists in 16
+    dimensions), all seeds at once. Checkpoints hold f, g per epoch on the first
+    ``lcgm.n_checkpoint`` validation pairs of each seed; the probes evaluate the final model."""
+    dev = select_device(device)
+    configure_threads(threads, dev)
+    d_x, d_y = pairs[0]["x_train"].shape[1], pairs[0]["y_train"].shape[1]
+    model = build_model(seeds, d_x, d_y, dim, train).to(dev, torch.float32)
+    n_ck = lcgm["n_checkpoint"]
+    inputs = tuple(np.stack([p[k][:n_ck] for p in pairs]) for k in ("x_val", "y_val"))
+    rec = _Recorder(model, train, inputs)
+    t_start = time.perf_counter()
+    steps = fit_pairs(model, pairs, train, tau, dev, rec)
+    wall = time.perf_counter() - t_start
+    metrics, ckpts = [], []
+    for r in range(model.replicas):
+        metrics.append(rec.metrics(r, "lcgm", "samples", dim, tau, steps, wall))
+        ckpts.append(rec.checkpoints(r) | {"x_val_rows": np.arange(n_ck)})
+    return model, metrics, ckpts
+
+
+# --- outputs and the rules ------------------------------------------------------------------------
+def write_outputs(model, metrics: list, checkpoints: list, output, meta: dict) -> None:
+    """Each seed's model, checkpoints and metrics, each file written atomically (metrics last);
+    nothing is written before every seed's metrics are known to be valid JSON."""
+    from ..runtime import atomic_path
+    from .towers import save_replica
+
+    texts = [json.dumps(m, indent=1, allow_nan=False) + "\n" for m in metrics]  # refuses NaN
+    for r, text in enumerate(texts):
+        with atomic_path(output.model[r]) as tmp:
+            save_replica(model, r, meta, tmp)
+        with atomic_path(output.checkpoints[r]) as tmp, open(tmp, "wb") as fh:
+            np.savez(fh, **checkpoints[r])
+        with atomic_path(output.metrics[r]) as tmp:
+            tmp.write_text(text)
+
+
+def run(dataset, data, train, tau, dim, seeds, objective, threads, pairs_paths, output) -> list:
+    """The ``train_encoder`` rule: every seed of one (dataset, objective, score, D) cell;
+    ``data`` is the dataset's config section, ``pairs_paths`` one file per seed (or none)."""
+
+    pairs = [dict(np.load(p)) for p in pairs_paths] if pairs_paths else None
+    if dataset == "gmm":
+        model, metrics, ckpts = train_gmm(data, train, tau, dim, seeds, objective, threads, pairs)
+        for m in metrics:
+            log.info(
+                "D=%d seed=%d %s %s: excess %.4e, L2 (self-normalised, squared) %.4e",
+                dim,
+                m["seed"],
+                objective,
+                model.score,
+                m["mlp_excess_risk"],
+                m["mlp_l2_distance"],
+            )
+    elif dataset == "lcgm":
+        if objective != "samples":
+            raise ValueError(f"the LCGM trains on sampled pairs only, not objective {objective!r}")
+        model, metrics, ckpts = train_lcgm(data, train, tau, dim, seeds, threads, pairs)
+        for m in metrics:
+            log.info("D=%d seed=%d: val loss %.6f", dim, m["seed"], m["final_val_loss"])
+    else:
+        raise ValueError(f"unknown dataset {dataset!r}")
+    return _finish(model, metrics, ckpts, output, dim, objective, train, tau)
+
+
+def _finish(model, metrics, ckpts, output, dim, objective, train, tau) -> list:
+    """Every seed's outputs of one training job, after the log line all training jobs end with."""
+    from .towers import model_meta
+
+    log.info("%d seeds trained together in %.1f s", model.replicas, metrics[0]["train_seconds"])
+    write_outputs(model, metrics, ckpts, output, model_meta(model, dim, objective, train, tau))
+    return metrics
+
+
+def run_sample_size(data, train, tau, dim, seeds, pool, steps, threads, pairs_paths, output):
+    """The ``train_sample_size`` rule: every seed of one cell of the sample-size study, trained
+    with the `samples` objective for ``steps`` steps on a pool of sampled pairs (``pool`` its size,
+    ``pairs_paths`` one file per seed) or, for ``pool == "fresh"``, on a fresh stream (validation
+    pairs drawn as make_dataset draws them)."""
+    from ..models.data import gmm_pairs
+    from .budget import pair_counts
+
+    fresh = pool == "fresh"
+    if fresh:
+        pairs = [gmm_pairs(data, seed, splits=("val",)) for seed in seeds]
+    else:
+        pairs = [dict(np.load(p)) for p in pairs_paths]
+    model, metrics, ckpts = train_gmm(
+        data, train, tau, dim, seeds, "samples", threads, pairs, steps=steps, fresh=fresh
+    )
+    seen, distinct = pair_counts(pool, steps, train["batch_size"])
+    for m in metrics:
+        m["pool"] = "fresh" if fresh else int(pool)
+        m["lr"] = train["lr"]
+        m["pairs_seen"] = seen
+        m["distinct_pairs"] = distinct
+        log.info(
+            "D=%d seed=%d pool %s, %d steps, lr %g: excess %.4e",
+            dim,
+            m["seed"],
+            m["pool"],
+            steps,
+            train["lr"],
+            m["mlp_excess_risk"],
+        )
+    return _finish(model, metrics, ckpts, output, dim, "samples", train, tau)

@@ -1,0 +1,309 @@
+"""Training loops: every seed of a (dataset, objective, score, D) cell trained as one stacked model.
+
+Two objectives:
+
+* ``samples`` (the paper's stated protocol): in-batch InfoNCE on sampled pairs, queries x, the
+  batch's y as candidates, loss τ·CE(S/τ, diag) with S the batch score matrix;
+* ``population``: full-batch gradient descent on the exact population InfoNCE loss on a training
+  quadrature (``train.population_nodes`` per component).
+
+The job around these loops (evaluation, checkpoints, outputs) is :mod:`crl_approx.training.cells`.
+
+Batching seeds: replica r of :class:`.towers.StackedTwoTower` is seed r's model, with its
+own initialisation, its own data (the seed's pairs), its own permutation stream and its own loss;
+the optimiser (fused AdamW) and the schedule act elementwise, and the summed loss gives each replica
+exactly the gradient of its own loss. So a seed's numbers do not depend on which seeds share its
+job (bitwise on a CPU with a fixed thread count; tests/unit/test_batched_training.py).
+
+Speed: data stay resident as tensors on the device; each epoch permutes them once into a
+(batches, R, batch, d) layout and slices contiguous batches; the in-batch loss is one autograd
+function (softmax forward, (P − I)·scale backward, no one-hot or log-softmax pass); the host waits
+for the device once per epoch, for the epoch's losses (the checkpoint copy follows it).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import time
+
+import numpy as np
+import torch
+
+from .towers import StackedTwoTower
+
+log = logging.getLogger(__name__)
+
+
+class TrainingDiverged(RuntimeError):
+    """A non-finite or exploding loss: the job fails instead of writing a number."""
+
+
+# --- runtime --------------------------------------------------------------------------------------
+def configure_threads(threads: int, device: torch.device) -> None:
+    """Fix the thread count: on a CPU the kernels used here are deterministic for a fixed thread
+    count. On CUDA, also ask for deterministic algorithms (not on CPU: the call imports torch's
+    compiler stack, ~6 s, for nothing)."""
+    torch.set_num_threads(max(1, int(threads)))
+    # Subnormal floats (Adam's second moments of tiny gradients) are ~100x slower on x86 CPUs;
+    # flushing them to zero changes nothing measurable and speeds up late epochs.
+    torch.set_flush_denormal(True)
+    if device.type == "cuda":
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True)
+
+
+class FusedAdamW:
+    """AdamW (β = 0.9, 0.999, ε = 1e-8, decoupled weight decay) as one call of torch's fused
+    kernel per step, the kernel ``torch.optim.AdamW(fused=True)`` runs, without torch.optim:
+    constructing a torch.optim optimizer imports torch._dynamo (~1.2 s per job, measured in
+    benchmarks/train_speed.py). The learning rate of step t = 0, 1, … comes from ``lr_at``."""
+
+    def __init__(self, params, lr_at, weight_decay: float):
+        self.params = [p for p in params if p.requires_grad]
+        self.exp_avg = [torch.zeros_like(p) for p in self.params]
+        self.exp_avg_sq = [torch.zeros_like(p) for p in self.params]
+        self.steps = [torch.zeros((), dtype=torch.float32, device=p.device) for p in self.params]
+        self.lr_at, self.weight_decay, self.t = lr_at, weight_decay, 0
+
+    def zero_grad(self) -> None:
+        for p in self.params:
+            p.grad = None
+
+    @torch.no_grad()
+    def step(self) -> None:
+        torch._foreach_add_(self.steps, 1)
+        torch._fused_adamw_(
+            self.params,
+            [p.grad for p in self.params],
+            self.exp_avg,
+            self.exp_avg_sq,
+            [],
+            self.steps,
+            amsgrad=False,
+            lr=self.lr_at(self.t),
+            beta1=0.9,
+            beta2=0.999,
+            weight_decay=self.weight_decay,
+            eps=1e-8,
+            maximize=False,
+        )
+        self.t += 1
+
+
+def lr_schedule(train: dict, total_steps: int):
+    """The learning rate of step t = 0, 1, …: ``cosine`` decays lr·(1 + cos(π t/T))/2 from lr to
+    0 over the T steps of the run (torch's CosineAnnealingLR in closed form); ``constant``."""
+    lr, total = float(train["lr"]), max(1, int(total_steps))
+    if train["schedule"] == "cosine":
+        return lambda t: 0.5 * lr * (1.0 + math.cos(math.pi * min(t, total) / total))
+    return lambda t: lr
+
+
+def make_optimizer(model: torch.nn.Module, train: dict, total_steps: int) -> FusedAdamW:
+    """AdamW with the configured learning rate, weight decay and schedule."""
+    return FusedAdamW(model.parameters(), lr_schedule(train, total_steps), train["weight_decay"])
+
+
+def check_losses(values, seeds, epoch: int, train: dict) -> None:
+    """Any seed's loss not finite or above train.max_loss fails the whole job."""
+    limit = train["max_loss"]
+    bad = [(s, v) for s, v in zip(seeds, values, strict=True) if not math.isfinite(v) or v > limit]
+    if bad:
+        which = ", ".join(f"seed {s}: {v!r}" for s, v in bad)
+        raise TrainingDiverged(
+            f"training loss at epoch {epoch} is not finite or exceeds train.max_loss = "
+            f"{train['max_loss']} ({which}): stopping without writing results for any seed "
+            f"(try a smaller train.lr)"
+        )
+
+
+def select_device(prefer: str = "auto") -> torch.device:
+    """CUDA when a GPU is visible (and not disabled): the card of the slot this job holds
+    (:mod:`crl_approx.training.gpu_slots`), else the CPU, with a log line either way."""
+    if prefer != "cpu" and torch.cuda.is_available():
+        from .gpu_slots import claimed_index
+
+        index = claimed_index()
+        dev = torch.device("cuda", index)
+        log.info("device: cuda:%d (%s)", index, torch.cuda.get_device_name(index))
+    else:
+        dev = torch.device("cpu")
+        log.info("device: cpu (no GPU visible%s)", "" if prefer == "auto" else ", forced")
+    return dev
+
+
+# --- objectives -----------------------------------------------------------------------------------
+class _InBatchInfoNCE(torch.autograd.Function):
+    """τ·mean_i [logsumexp_j z_rij − z_rii] per replica r, for logits z = S/τ of shape (R, B, B).
+
+    Forward: P = softmax(z) in one pass; logsumexp from the row maximum, lse = max z − log max P
+    (max P ≥ 1/B, so it never underflows). Backward: ∂/∂z = τ·(P − I)/B per replica, in place."""
+
+    @staticmethod
+    def forward(ctx, logits: torch.Tensor, tau: float) -> torch.Tensor:
+        p = torch.softmax(logits, dim=2)
+        lse = logits.amax(2) - torch.log(p.amax(2))
+        loss = tau * (lse - logits.diagonal(dim1=1, dim2=2)).mean(1)
+        ctx.save_for_backward(p)
+        ctx.tau = tau
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        (p,) = ctx.saved_tensors
+        p.diagonal(dim1=1, dim2=2).sub_(1.0)  # the graph is never run twice: reuse P's memory
+        p.mul_((grad * (ctx.tau / p.shape[1]))[:, None, None])
+        return p, None
+
+
+def in_batch_loss(model: StackedTwoTower, x: torch.Tensor, y: torch.Tensor, tau: float):
+    """In-batch InfoNCE of every replica on its rows of x, y (R, B, d): a tensor of R losses."""
+    logits = torch.bmm(model.embed_x(x) * (1.0 / tau), model.embed_y(y).transpose(1, 2))
+    return _InBatchInfoNCE.apply(logits, tau)
+
+
+def epoch_permutations(gens, n: int, device) -> torch.Tensor:
+    """One permutation of range(n) per replica, replica r's from its own generator: (R, n)."""
+    return torch.stack([torch.randperm(n, generator=g) for g in gens]).to(device)
+
+
+def as_batches(x: torch.Tensor, perms: torch.Tensor, batch: int) -> torch.Tensor:
+    """x (R, n, d) permuted per replica and cut into full batches, laid out (batches, R, batch,
+    d) so that every step reads one contiguous block."""
+    r, n, d = x.shape
+    nb = n // batch
+    xp = torch.gather(x, 1, perms[:, : nb * batch, None].expand(-1, -1, d))
+    return xp.view(r, nb, batch, d).transpose(0, 1).contiguous()
+
+
+def pool_batches(x: torch.Tensor, y: torch.Tensor, gens, batch: int):
+    """Endless (R, batch, d) batches of the pairs x, y (R, n, d): epoch after epoch, each epoch a
+    fresh permutation per replica from its generator, full batches only."""
+    while True:
+        perms = epoch_permutations(gens, x.shape[1], x.device)
+        xb, yb = as_batches(x, perms, batch), as_batches(y, perms, batch)
+        yield from zip(xb.unbind(0), yb.unbind(0), strict=True)
+
+
+def fresh_batches(mix, seeds, batch: int, dtype, dev):
+    """Endless (R, batch, 1) batches of the mixture, every batch drawn anew: replica r's from
+    seed r's own fresh stream (:func:`..models.data.fresh_blocks`), so that a seed's batches
+    depend on nothing but the seed and the batch size."""
+    from ..models.data import fresh_blocks
+
+    def block(arrays):  # R arrays (chunk, batch) -> (chunk, R, batch, 1) on the device
+        return torch.as_tensor(np.stack(arrays, 1)[..., None], dtype=dtype, device=dev)
+
+    for blocks in zip(*(fresh_blocks(mix, s, batch) for s in seeds), strict=True):
+        x, y = block([b[0] for b in blocks]), block([b[1] for b in blocks])
+        yield from zip(x.unbind(0), y.unbind(0), strict=True)
+
+
+def run_steps(model, opt, batches, n_steps: int, tau: float):
+    """``n_steps`` optimiser steps on the next batches of ``batches``; the mean loss per replica
+    as a tensor (not yet synchronised)."""
+    p = next(model.parameters())
+    total = torch.zeros(model.replicas, dtype=p.dtype, device=p.device)
+    for _ in range(n_steps):
+        xb, yb = next(batches)
+        loss = in_batch_loss(model, xb, yb, tau)
+        opt.zero_grad()
+        loss.sum().backward()
+        opt.step()
+        total += loss.detach()
+    return total / max(1, n_steps)
+
+
+def shuffled_epoch(model, opt, x: torch.Tensor, y: torch.Tensor, gens, batch: int, tau: float):
+    """One epoch of the ``samples`` objective over the pairs x, y (R, n, d): a fresh permutation
+    per replica from its generator, full batches only; the mean loss per replica, unsynchronised."""
+    return run_steps(model, opt, pool_batches(x, y, gens, batch), x.shape[1] // batch, tau)
+
+
+def split_steps(total: int, parts: int) -> list[int]:
+    """``total`` steps in ``parts`` checkpoints, as even as integers allow (earlier ones longer)."""
+    return [total // parts + (1 if i < total % parts else 0) for i in range(parts)]
+
+
+@torch.inference_mode()
+def block_losses(model, x: torch.Tensor, y: torch.Tensor, tau: float, batch: int):
+    """The in-batch loss per replica, averaged over consecutive full blocks of ``batch`` pairs
+    (validation), as a tensor."""
+    n = (x.shape[1] // batch) * batch
+    total = torch.zeros(x.shape[0], dtype=x.dtype, device=x.device)
+    for i in range(0, n, batch):
+        total += in_batch_loss(model, x[:, i : i + batch], y[:, i : i + batch], tau)
+    return total / max(1, n // batch)
+
+
+def stack_pairs(pairs: list[dict], key: str, dtype, dev) -> torch.Tensor:
+    """One array of every seed's pairs, stacked to (R, n, d) on the device."""
+    shapes = {p[key].shape for p in pairs}
+    if len(shapes) != 1:
+        raise ValueError(f"the seeds' {key} differ in shape ({sorted(shapes)}): cannot batch")
+    return torch.as_tensor(np.stack([p[key] for p in pairs]), dtype=dtype, device=dev)
+
+
+def fit_pairs(model, pairs: list[dict], train: dict, tau: float, dev, end_epoch, steps=None) -> int:
+    """The ``samples`` objective on each seed's pool of training pairs: ``steps`` optimiser steps
+    (default: ``train.epochs`` passes, ``train.epochs × ⌊n / batch⌋`` steps), epoch after epoch
+    over the pool. Returns the number of steps."""
+    dtype = torch.float32
+    x, y = (stack_pairs(pairs, k, dtype, dev) for k in ("x_train", "y_train"))
+    batch = train["batch_size"]
+    n_batches = x.shape[1] // batch
+    if n_batches == 0:
+        raise ValueError(f"{x.shape[1]} training pairs are fewer than train.batch_size = {batch}")
+    # one generator per seed: a seed's permutations do not depend on the other seeds
+    gens = [torch.Generator().manual_seed(s) for s in model.seeds]
+    total = train["epochs"] * n_batches if steps is None else int(steps)
+    val = tuple(stack_pairs(pairs, k, dtype, dev) for k in ("x_val", "y_val"))
+    return fit_stream(model, pool_batches(x, y, gens, batch), total, val, train, tau, end_epoch)
+
+
+def fit_fresh(model, mix, val_pairs: list[dict], train: dict, tau: float, dev, end_epoch, steps):
+    """The ``samples`` objective on a fresh stream: ``steps`` steps, every batch drawn anew from
+    the mixture (each pair seen once). Returns the number of steps."""
+    dtype = torch.float32
+    batches = fresh_batches(mix, model.seeds, train["batch_size"], dtype, dev)
+    val = tuple(stack_pairs(val_pairs, k, dtype, dev) for k in ("x_val", "y_val"))
+    return fit_stream(model, batches, int(steps), val, train, tau, end_epoch)
+
+
+def fit_stream(model, batches, total: int, val, train: dict, tau: float, end_epoch) -> int:
+    """``total`` steps of in-batch InfoNCE on ``batches`` under one lr schedule, split into
+    ``train.epochs`` checkpoints. ``end_epoch(epoch, train_loss, val_loss, t0)`` runs after each
+    with tensors of R losses (val: the in-batch loss on the validation pairs ``val``)."""
+    opt = make_optimizer(model, train, total)
+    for epoch, n_steps in enumerate(split_steps(total, train["epochs"]), start=1):
+        t0 = time.perf_counter()
+        model.train()
+        train_loss = run_steps(model, opt, batches, n_steps, tau)
+        model.eval()
+        end_epoch(epoch, train_loss, block_losses(model, *val, tau, train["batch_size"]), t0)
+    return total
+
+
+def fit_population(model, grid, train: dict, tau: float, end_epoch) -> int:
+    """The ``population`` objective: full-batch steps on the exact population loss on ``grid``,
+    split into ``train.epochs`` checkpoints (val_loss None: the caller evaluates on its grid)."""
+    steps, epochs = train["population_steps"], train["epochs"]
+    opt = make_optimizer(model, train, steps)
+    r = model.replicas
+    gx = grid.x.expand(r, *grid.x.shape).contiguous()
+    gy = grid.y.expand(r, *grid.y.shape).contiguous()
+    for epoch, n_steps in enumerate(split_steps(steps, epochs), start=1):
+        t0 = time.perf_counter()
+        model.train()
+        total = torch.zeros(r, dtype=gx.dtype, device=gx.device)
+        for _ in range(n_steps):
+            loss = grid.loss(model(gx, gy), tau)
+            opt.zero_grad()
+            loss.sum().backward()
+            opt.step()
+            total += loss.detach()
+        model.eval()
+        end_epoch(epoch, total / max(1, n_steps), None, t0)
+    return steps
