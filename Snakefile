@@ -18,6 +18,7 @@ include: "workflow/rules/encoders.smk"
 include: "workflow/rules/lcgm.smk"
 include: "workflow/rules/noise.smk"
 include: "workflow/rules/sample_size.smk"
+include: "workflow/rules/digits.smk"
 include: "workflow/rules/report.smk"
 
 
@@ -27,6 +28,7 @@ wildcard_constraints:
     dataset="gmm|lcgm",
     objective="samples|population",
     score="inner|cosine",
+    pairing=r"K\d+|halves",
 
 
 rule all:
@@ -40,4 +42,5 @@ rule all:
         rules.measure_calibration.output,
         rules.assemble_cosine.output,
         rules.assemble_sample_size.output,
+        rules.assemble_digits.output,
         rules.build_report.output,

@@ -1,0 +1,102 @@
+# Experiment R, the theory on real images (docs/experiment_r.md): scikit-learn's bundled digits,
+# the exact class operator of pairing 1, the (pairing, D) sweep trained with every seed of a cell
+# in one job (the batched trainer and GPU tag of train_encoder), the assembled tables and figure.
+
+
+rule make_digits:
+    output:
+        images="results/digits/images.npz",
+    log:
+        "logs/make_digits/images.log",
+    benchmark:
+        "benchmarks/make_digits/images.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        digits=digits_params("split_seed", "train_fraction", "val_fraction"),
+    script:
+        "../scripts/make_digits.py"
+
+
+rule compute_digits_operator:
+    output:
+        table="results/tables/digits_class_operator.csv",
+    log:
+        "logs/compute_digits_operator/operator.log",
+    benchmark:
+        "benchmarks/compute_digits_operator/operator.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="10m",
+    params:
+        digits=digits_params("groupings", "keep_max", "keep_min"),
+        tau=lookup(dpath="tau", within=config),
+    script:
+        "../scripts/compute_digits_operator.py"
+
+
+# The GPU tag of train_encoder (see encoders.smk): one job trains every seed of a (pairing, D) cell.
+rule train_digits:
+    input:
+        images=rules.make_digits.output.images,
+    output:
+        metrics=digits_seed_files("metrics.json"),
+        checkpoints=digits_seed_files("checkpoints.npz"),
+    log:
+        "logs/train_digits/{pairing}/dim~{dim}.log",
+    benchmark:
+        "benchmarks/train_digits/{pairing}/dim~{dim}.tsv"
+    conda:
+        "../../envs/torch.yaml"
+    threads: 1
+    resources:
+        gpu=1,
+        mem_mb=2000,
+        runtime="30m",
+    params:
+        digits=digits_train_params,
+        train=digits_tower_params,
+        tau=lookup(dpath="tau", within=config),
+        seeds=lookup(dpath="seeds", within=config),
+    script:
+        "../scripts/train_digits.py"
+
+
+rule assemble_digits:
+    input:
+        images=rules.make_digits.output.images,
+        classes=rules.compute_digits_operator.output.table,
+        metrics=digits_runs("metrics.json"),
+        checkpoints=digits_runs("checkpoints.npz"),
+    output:
+        runs="results/digits/runs.csv",
+        sweep="results/tables/digits_sweep.csv",
+        elbow="results/tables/digits_elbow.csv",
+        verdicts="results/tables/digits_verdicts.csv",
+        table1="results/tables/digits_table1.csv",
+        curves="results/tables/digits_curves.csv",
+        singular_values="results/tables/digits_singular_values.csv",
+        cancorr="results/tables/digits_cancorr.csv",
+        examples="results/digits/examples.npz",
+    log:
+        "logs/assemble_digits/digits.log",
+    benchmark:
+        "benchmarks/assemble_digits/digits.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime="10m",
+    params:
+        digits=lookup(dpath="digits", within=config),
+        tau=lookup(dpath="tau", within=config),
+    script:
+        "../scripts/assemble_digits.py"
