@@ -5,6 +5,8 @@
 - ``noise``, ``noise_mc``: the noise exponent's Monte Carlo and its fits.
 - ``calibration``: retrieval excess against contrastive excess.
 - ``sample_size``: where the sampled protocol's error goes.
+- ``digits``, ``digits_tables``: Experiment R's exact class operator, held-out numbers, tables,
+  elbows and verdicts.
 
 May import ``models``, ``numerics`` and ``training`` (to load trained towers); never the
 presentation.

@@ -2,6 +2,8 @@
 
 - ``gmm``: the binary Gaussian mixture of Experiment 1 (densities, PMI, posteriors).
 - ``lcgm``: the latent-class generative model of Experiment 3 and the rank-K check of its design.
+- ``digits``: Experiment R's real images (bundled digits), splits, class channel, exact class PMI
+  and the vectorised pair sampler.
 - ``data``: training and validation pairs drawn once per seed (``run``), the fresh stream.
 - ``rng``: one random stream per stochastic step of a seed (``stream``).
 
