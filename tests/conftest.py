@@ -29,6 +29,11 @@ SMOKE_JOBS = {
     # the pool of 4096 at D = 2 (pool 4096 at 1x and train.lr is the samples run: no job)
     "train_sample_size": 7,
     "assemble_sample_size": 1,
+    # Experiment R: 2 + 2 class-pair cells (K = 10, K = 2) and 2 halves cells, one job per cell
+    "make_digits": 1,
+    "compute_digits_operator": 1,
+    "train_digits": 6,
+    "assemble_digits": 1,
     "plot_eigenvalues": 1,
     "plot_excess": 1,
     "plot_training_curves": 1,
@@ -40,6 +45,7 @@ SMOKE_JOBS = {
     "plot_calibration": 1,
     "plot_cosine": 1,
     "plot_sample_size": 1,
+    "plot_digits": 1,
     "build_report": 1,
 }
 

@@ -100,3 +100,34 @@ rule assemble_digits:
         tau=lookup(dpath="tau", within=config),
     script:
         "../scripts/assemble_digits.py"
+
+
+rule plot_digits:
+    input:
+        sweep=rules.assemble_digits.output.sweep,
+        elbow=rules.assemble_digits.output.elbow,
+        singular_values=rules.assemble_digits.output.singular_values,
+        examples=rules.assemble_digits.output.examples,
+        classes=rules.compute_digits_operator.output.table,
+        code=PLOT_CODE
+        + [repo_path("workflow", "scripts", "crl_approx", "figures", "digits.py")],
+    output:
+        figure=report(
+            "results/figures/digits.svg",
+            caption="../../report/captions/digits.rst",
+            category="Experiment R: real images",
+        ),
+    log:
+        "logs/plot_digits/digits.log",
+    benchmark:
+        "benchmarks/plot_digits/digits.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        kind="digits",
+    script:
+        "../scripts/plot.py"

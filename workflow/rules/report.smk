@@ -143,6 +143,7 @@ REPORT_FIGURES = {
     "fig_calibration": rules.plot_calibration,
     "fig_cosine": rules.plot_cosine,
     "fig_sample_size": rules.plot_sample_size,
+    "fig_digits": rules.plot_digits,
 }
 
 
@@ -161,6 +162,12 @@ rule build_report:
         cosine_table=rules.assemble_cosine.output.table,
         sample_size_table=rules.assemble_sample_size.output.table,
         sample_size_fits=rules.assemble_sample_size.output.fits,
+        digits_sweep=rules.assemble_digits.output.sweep,
+        digits_elbow=rules.assemble_digits.output.elbow,
+        digits_verdicts=rules.assemble_digits.output.verdicts,
+        digits_table1=rules.assemble_digits.output.table1,
+        digits_cancorr=rules.assemble_digits.output.cancorr,
+        digits_classes=rules.compute_digits_operator.output.table,
         paper=repo_path("workflow", "resources", "paper_values.yaml"),
         template=repo_path("report", "templates", "index.html.j2"),
         css=repo_path("report", "style.css"),
@@ -173,6 +180,7 @@ rule build_report:
                 "study.py",
                 "provenance.py",
                 "verdicts.py",
+                "digits.py",
             )
         ],
     output:

@@ -138,6 +138,12 @@ def _sample_size(inputs, params, path) -> None:
     plot_sample_size(inputs.table, inputs.fits, path)
 
 
+def _digits(inputs, path) -> None:
+    from .digits import plot_digits
+
+    plot_digits(inputs, path)
+
+
 #: each plot rule's figure: params.kind → the function drawing it from the rule's inputs
 FIGURES = {
     "eigenvalues": lambda i, p, path: plot_spectrum(i.eigenvalues, i.spectrum, path),
@@ -151,6 +157,7 @@ FIGURES = {
     "calibration": lambda i, p, path: plot_calibration(i.points, i.table, path),
     "cosine": lambda i, p, path: plot_cosine(i.table, path),
     "sample_size": _sample_size,
+    "digits": lambda i, p, path: _digits(i, path),
 }
 
 

@@ -20,6 +20,7 @@ import yaml
 
 from ..config import load_paper_values
 from ..runtime import atomic_path
+from . import digits as digits_report
 from . import provenance
 from . import study as sample_size_report
 from . import summary as report_summary
@@ -181,13 +182,21 @@ def build(inputs, params, output, repo: Path) -> str:
     lcgm = lcgm_context(inputs.lcgm_table, inputs.lcgm_elbow, inputs.lcgm_design, paper["lcgm"])
     src = provenance.Sources(config)
     noise = pd.read_csv(inputs.noise_table)
+    digits = digits_report.context(
+        inputs.digits_sweep,
+        inputs.digits_elbow,
+        inputs.digits_verdicts,
+        inputs.digits_table1,
+        inputs.digits_classes,
+        inputs.digits_cancorr,
+    )
     context = {
         "config": config,
         "config_yaml": yaml.safe_dump(config, sort_keys=False, allow_unicode=True),
         "paper": paper,
         "table1": table1,
         "summary": report_summary.summary(
-            table1, default_objective, spectrum, lcgm, noise, paper, src
+            table1, default_objective, spectrum, lcgm, noise, paper, src, digits
         ),
         "src": src,
         "paper_src": src.paper,
@@ -212,6 +221,7 @@ def build(inputs, params, output, repo: Path) -> str:
             inputs.sample_size_table, inputs.sample_size_fits, config["train"]["default_objective"]
         ),
         "lcgm": lcgm,
+        "digits": digits,
         "figures": {name: img(getattr(inputs, name)) for name in params.figures},
         "order_tolerance": 10**ORDER_TOLERANCE,
         "git": git_state(repo),

@@ -120,6 +120,25 @@ TABLES = {
         ("sample_size.budget_dims", "sample_size.ci_level", "train.lr", "seeds"),
     ),
 }
+DIGITS = ("tau", "seeds", "digits.split_seed", "digits.train_fraction", "digits.val_fraction")
+DIGITS += ("digits.groupings", "digits.keep_max", "digits.keep_min", "digits.steps")
+DIGITS += ("digits.halves_steps", "digits.batch_size", "digits.checkpoints", *TRAIN[:5])
+TABLES |= {
+    "digits_sweep": ("results/tables/digits_sweep.csv", "assemble_digits", DIGITS),
+    "digits_elbow": ("results/tables/digits_elbow.csv", "assemble_digits", DIGITS),
+    "digits_verdicts": ("results/tables/digits_verdicts.csv", "assemble_digits", DIGITS),
+    "digits_table1": ("results/tables/digits_table1.csv", "assemble_digits", DIGITS),
+    "digits_cancorr": (
+        "results/tables/digits_cancorr.csv",
+        "assemble_digits",
+        ("digits.split_seed", "digits.train_fraction"),
+    ),
+    "digits_class_operator": (
+        "results/tables/digits_class_operator.csv",
+        "compute_digits_operator",
+        ("tau", "digits.groupings", "digits.keep_max", "digits.keep_min"),
+    ),
+}
 PAPER = "workflow/resources/paper_values.yaml"
 
 
