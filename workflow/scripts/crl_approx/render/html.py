@@ -168,6 +168,28 @@ def benchmark_table(root: str = "benchmarks") -> list[dict]:
     ]
 
 
+def verdict_summary(results: Path, config: dict, paper: dict) -> dict:
+    """The report's verdict summary from a finished run's ``results/`` folder (what README's
+    at-a-glance table shows), read from the files ``build_report`` reads."""
+    t = Path(results) / "tables"
+    t1 = pd.read_csv(t / "table1.csv")
+    lcgm = lcgm_context(
+        t / "lcgm_probes.csv",
+        t / "lcgm_elbow.csv",
+        Path(results) / "lcgm" / "design.json",
+        paper["lcgm"],
+    )
+    return report_summary.summary(
+        table1_rows(t1),
+        t1["objective"].iloc[0],  # the default objective comes first
+        pd.read_csv(Path(results) / "gmm" / "spectrum.csv"),
+        lcgm,
+        pd.read_csv(t / "noise_exponent.csv"),
+        paper,
+        provenance.Sources(config),
+    )
+
+
 def build(inputs, params, output, repo: Path) -> str:
     """The ``build_report`` rule: render the template into one HTML file."""
     config = params.config
