@@ -20,9 +20,7 @@ import yaml
 
 from ..config import load_paper_values
 from ..runtime import atomic_path
-from . import provenance
-from . import study as sample_size_report
-from . import summary as report_summary
+from . import provenance, study, summary
 from .sections import (
     calibration_context,
     cosine_context,
@@ -179,7 +177,7 @@ def verdict_summary(results: Path, config: dict, paper: dict) -> dict:
         Path(results) / "lcgm" / "design.json",
         paper["lcgm"],
     )
-    return report_summary.summary(
+    return summary.summary(
         table1_rows(t1),
         t1["objective"].iloc[0],  # the default objective comes first
         pd.read_csv(Path(results) / "gmm" / "spectrum.csv"),
@@ -208,9 +206,7 @@ def build(inputs, params, output, repo: Path) -> str:
         "config_yaml": yaml.safe_dump(config, sort_keys=False, allow_unicode=True),
         "paper": paper,
         "table1": table1,
-        "summary": report_summary.summary(
-            table1, default_objective, spectrum, lcgm, noise, paper, src
-        ),
+        "summary": summary.summary(table1, default_objective, spectrum, lcgm, noise, paper, src),
         "src": src,
         "paper_src": src.paper,
         "derived": src.derived,
@@ -230,7 +226,7 @@ def build(inputs, params, output, repo: Path) -> str:
         "cosine": cosine_context(inputs.cosine_table)
         if set(config["ablation"]["scores"]) >= {"inner", "cosine"}
         else None,
-        "sample_size": sample_size_report.context(
+        "sample_size": study.context(
             inputs.sample_size_table, inputs.sample_size_fits, config["train"]["default_objective"]
         ),
         "lcgm": lcgm,
