@@ -7,5 +7,6 @@ templates of the top-level ``report/`` folder.
 - ``digits``: Experiment R's section and its verdict lines.
 - ``verdicts``: how numbers are printed and compared with the paper's.
 - ``provenance``: where each printed number comes from.
-- ``readme``, ``numbers``: README's generated blocks and how they print numbers.
+- ``readme``, ``numbers``: README's and docs/'s generated blocks and how they print numbers.
+- ``rulegraph``: README's picture of the workflow (``docs/rulegraph.svg``) and its signature.
 """
