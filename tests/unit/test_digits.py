@@ -211,3 +211,19 @@ def test_effective_rank_and_probe_on_known_inputs():
     noise = rng.standard_normal((600, 3))
     chance = logistic_probe(noise[:400], z[:400], noise[400:], z[400:], 1e-4, 3)
     assert chance["probe_logloss"] == pytest.approx(np.log(3), abs=0.1)
+
+
+def test_mi_bound_of_the_true_pmi_is_close_below_the_mutual_information():
+    """InfoNCE with N candidates bounds I from below by log N − L_N/τ; at s = τ·PMI and N = 1024
+    candidates (I ≪ log N) the bound sits just below the exact I(Z_x; Z_y)."""
+    from crl_approx.analyses.digits import mi_bound
+    from crl_approx.analyses.probes import block_infonce
+
+    prior, chan = dg.channel(5, 0.9, 0.3)
+    pmi, _ = dg.class_pmi(prior, chan)
+    classes = np.repeat(np.arange(5), 50)
+    n, block = 16384, 1024
+    p = dg.sample_class_pairs(classes, prior, chan, n, np.random.default_rng(3))
+    loss = block_infonce(lambda sl: TAU * pmi[np.ix_(p["zx"][sl], p["zy"][sl])], n, TAU, block)
+    mi = dg.class_mutual_information(prior, chan)
+    assert mi - 0.03 < mi_bound(loss, TAU) < mi + 0.01

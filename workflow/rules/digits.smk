@@ -82,6 +82,7 @@ rule assemble_digits:
         verdicts="results/tables/digits_verdicts.csv",
         table1="results/tables/digits_table1.csv",
         curves="results/tables/digits_curves.csv",
+        convergence="results/tables/digits_convergence.csv",
         singular_values="results/tables/digits_singular_values.csv",
         cancorr="results/tables/digits_cancorr.csv",
         examples="results/digits/examples.npz",
@@ -109,8 +110,7 @@ rule plot_digits:
         singular_values=rules.assemble_digits.output.singular_values,
         examples=rules.assemble_digits.output.examples,
         classes=rules.compute_digits_operator.output.table,
-        code=PLOT_CODE
-        + [repo_path("workflow", "scripts", "crl_approx", "figures", "digits.py")],
+        code=PLOT_CODE,
     output:
         figure=report(
             "results/figures/digits.svg",

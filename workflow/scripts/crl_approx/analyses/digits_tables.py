@@ -143,6 +143,31 @@ def curves(metrics: list[dict]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def convergence_table(curve: pd.DataFrame) -> pd.DataFrame:
+    """The budget's evidence per (pairing, D), seed means: the validation loss at the middle
+    checkpoint, at the best (lowest) and at the last, the relative drop over the second half of
+    the steps ((middle − last) / |last|) and the best checkpoint's position."""
+    rows = []
+    for (pairing, d), part in curve.groupby(["pairing", "D"], sort=False):
+        n = int(part["checkpoint"].max())
+        by = part.groupby("checkpoint")["val_loss"].mean()
+        mid, last = float(by.loc[(n + 1) // 2]), float(by.loc[n])
+        best = part.loc[part.groupby("seed")["val_loss"].idxmin(), "checkpoint"]
+        rows.append(
+            {
+                "pairing": pairing,
+                "D": int(d),
+                "checkpoints": n,
+                "val_loss_mid": mid,
+                "val_loss_last": last,
+                "val_loss_min": float(by.min()),
+                "second_half_rel_drop": (mid - last) / abs(last),
+                "best_checkpoint_mean": float(best.mean()),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
 def run_assemble(inputs, digits: dict, tau: float, output, elbow_fn=None) -> pd.DataFrame:
     """The ``assemble_digits`` rule: every run evaluated, the sweep, elbow, verdict, Table 1,
     convergence, singular-value and canonical-correlation tables, and example pairs."""
@@ -183,7 +208,9 @@ def run_assemble(inputs, digits: dict, tau: float, output, elbow_fn=None) -> pd.
     write_csv(elbows, output.elbow)
     write_csv(verdicts, output.verdicts)
     write_csv(table1(classes, sweep, 10), output.table1)
-    write_csv(curves(metrics), output.curves)
+    curve = curves(metrics)
+    write_csv(curve, output.curves)
+    write_csv(convergence_table(curve), output.convergence)
     write_csv(sv, output.singular_values)
     write_csv(halves_cancorr(data), output.cancorr)
     with atomic_path(output.examples) as tmp, open(tmp, "wb") as fh:
