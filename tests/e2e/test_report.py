@@ -44,6 +44,12 @@ IDS = [
     "sample-size-fits",
     "sample-size-lr",
     "fig-sample-size",
+    "digits-operator",
+    "digits-table1",
+    "digits-sweep",
+    "digits-elbow",
+    "digits-cancorr",
+    "fig-digits",
 ]
 PLOT_RULES = {rule: n for rule, n in SMOKE_JOBS.items() if rule.startswith("plot_")}
 
