@@ -186,6 +186,11 @@ def verdict_summary(results: Path, config: dict, paper: dict) -> dict:
         pd.read_csv(t / "noise_exponent.csv"),
         paper,
         provenance.Sources(config),
+        digits_report.context(
+            *(t / f"digits_{n}.csv" for n in ("sweep", "elbow", "verdicts", "table1")),
+            t / "digits_class_operator.csv",
+            t / "digits_cancorr.csv",
+        ),
     )
 
 
