@@ -1,0 +1,33 @@
+# The paper's open problem, measured: over the checkpoints of Table 1's Gaussian-mixture runs, the
+# alignment of the learned span(f), span(g) with the leading eigenfunctions, and the order in
+# which directions are acquired (docs/dynamics.md).
+
+
+rule measure_dynamics:
+    input:
+        metrics=encoder_files("gmm", table1_runs(), "metrics.json"),
+        checkpoints=encoder_files("gmm", table1_runs(), "checkpoints.npz"),
+        floor=rules.compute_rank_floor.output.floor,
+    output:
+        steps="results/tables/dynamics_steps.csv",
+        table=report(
+            "results/tables/dynamics.csv",
+            caption="../../report/captions/dynamics_table.rst",
+            category="Training dynamics",
+        ),
+    log:
+        "logs/measure_dynamics/dynamics.log",
+    benchmark:
+        "benchmarks/measure_dynamics/dynamics.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime="10m",
+    params:
+        gmm=gmm_params("quadrature_nodes"),
+        tau=lookup(dpath="tau", within=config),
+        dynamics=lookup(dpath="dynamics", within=config),
+    script:
+        "../scripts/measure_dynamics.py"
