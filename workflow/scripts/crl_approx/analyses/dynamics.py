@@ -173,6 +173,7 @@ def summary_table(rows: pd.DataFrame, spec, dyn: dict) -> pd.DataFrame:
                 "g_min_cos2": g_min,
                 "f_min_cos2_sd": float(final["f_min_cos2"].std()),
                 "g_min_cos2_sd": float(final["g_min_cos2"].std()),
+                "lambdas": ";".join(f"{v:.6g}" for v in lam[:d]),
                 "n_learned": float(np.mean([a["n_learned"] for a in acq])),
                 "acquisition_steps": _steps_text(
                     np.nanmedian(np.stack([a["steps_coefficient"] for a in acq]), axis=0)
