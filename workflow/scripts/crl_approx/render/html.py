@@ -20,7 +20,7 @@ import yaml
 
 from ..config import load_paper_values
 from ..runtime import atomic_path
-from . import provenance, study, summary
+from . import dynamics, provenance, study, summary
 from .sections import (
     calibration_context,
     cosine_context,
@@ -206,7 +206,17 @@ def build(inputs, params, output, repo: Path) -> str:
         "config_yaml": yaml.safe_dump(config, sort_keys=False, allow_unicode=True),
         "paper": paper,
         "table1": table1,
-        "summary": summary.summary(table1, default_objective, spectrum, lcgm, noise, paper, src),
+        "summary": summary.summary(
+            table1,
+            default_objective,
+            spectrum,
+            lcgm,
+            noise,
+            paper,
+            src,
+            dynamics.summary_lines(inputs.dynamics_table, summary._line, src),
+        ),
+        "dynamics": dynamics.context(inputs.dynamics_table),
         "src": src,
         "paper_src": src.paper,
         "derived": src.derived,

@@ -179,11 +179,15 @@ def counts(lines: list[dict]) -> list[dict]:
     return [{"verdict": v, "n": tally[v]} for v in known]
 
 
-def summary(table1_rows, objective, spectrum, lcgm, noise_table, paper, src=_no_src) -> dict:
+def summary(
+    table1_rows, objective, spectrum, lcgm, noise_table, paper, src=_no_src, extra=()
+) -> dict:
+    """The summary's lines (``extra``: further lines, e.g. the dynamics predictions) and counts."""
     lines = table1_lines(table1_rows, objective, src)
     lines.append(excess_tail_line(spectrum, src))
     lines += lcgm_lines(lcgm, src)
     lines += noise_lines(noise_table, paper["noise"], src)
+    lines += list(extra)
     tally = counts(lines)
     total = sum(c["n"] for c in tally)
     return {
