@@ -171,7 +171,7 @@ def test_verdicts_follow_the_numbers():
     assert alignment_verdict(2, 4, 0.95, 0.97, 0.1)[0] == "holds"
     assert alignment_verdict(2, 4, 0.95, 0.85, 0.1)[0] == "fails"
     assert alignment_verdict(8, 6, 0.99, 0.99, 0.1)[0] == "inconclusive"
-    assert order_verdict(1, [np.nan], 0.5)[0] == "n/a"
+    assert order_verdict(1, [np.nan], 0.5)[0] == "not applicable"
     assert order_verdict(4, [0.8, 0.6, np.nan], 0.5)[0] == "holds"
     assert order_verdict(4, [0.8, -0.4, 0.2], 0.5)[0] == "inconclusive"
     assert order_verdict(4, [-0.8, 0.2, -0.1], 0.5)[0] == "fails"
@@ -220,3 +220,15 @@ def test_early_checkpoints_leave_training_bitwise_unchanged(objective):
         np.testing.assert_array_equal(steps, [1, 2, 3, 5, 8, 16])
         np.testing.assert_array_equal(f[-1], ck["f"][-1])
     assert "early_step" not in plain[2][0]
+
+
+def test_the_floor_optimum_factors_give_the_floor(spec):
+    """The rank-D floor's factors, as the dynamics analysis uses them: their score has the
+    floor's excess, below the truncation's, and their span is not span(ψ_1..ψ_D) at D = 4."""
+    d = 4
+    opt = rank_d_floor(spec, d, TAU, factors=True)
+    l_star = infonce_loss(spec, TAU * spec.pmi, TAU)
+    excess = infonce_loss(spec, opt["f"] @ opt["g"].T, TAU) - l_star
+    assert excess == pytest.approx(opt["rank_d_floor_excess_risk"], rel=1e-12)
+    assert excess < opt["truncation_excess_risk"]
+    assert subspace_alignment(opt["f"], spec.psi(d), spec.quad.wx)["min_cos2"] < 0.95

@@ -7,7 +7,6 @@ rule measure_dynamics:
     input:
         metrics=encoder_files("gmm", table1_runs(), "metrics.json"),
         checkpoints=encoder_files("gmm", table1_runs(), "checkpoints.npz"),
-        floor=rules.compute_rank_floor.output.floor,
     output:
         steps="results/tables/dynamics_steps.csv",
         table=report(

@@ -12,6 +12,5 @@ with rule_logging(smk):
         smk.params.dynamics,
         smk.input.metrics,
         smk.input.checkpoints,
-        smk.input.floor,
         smk.output,
     )

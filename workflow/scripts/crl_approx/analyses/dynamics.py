@@ -8,7 +8,7 @@ evaluation quadrature:
   span(φ_1..φ_D), in L2(P), every function centred under its marginal (a constant direction of g is
   invisible to InfoNCE; :mod:`..numerics.alignment`);
 * per direction i ≤ D: the subspace capture ‖P_f ψ_i‖² (and ‖P_g φ_i‖²), and the learned
-  coefficient m_i = ⟨s/τ, ψ_i ⊗ φ̃_i⟩ / √λ_i (1 at the optimum);
+  coefficient m_i = ⟨s/τ, ψ_i ⊗ φ̃_i⟩ / (√λ_i ‖φ̃_i‖²) (1 at the optimum);
 * acquisition: per direction the first recorded step at which m_i reaches
   ``coefficient_fraction`` of its final value (directions whose final m_i is below
   ``learned_min`` are not learned and left out), and Spearman's ρ of that step with i;
@@ -37,7 +37,7 @@ from ..numerics.alignment import (
     order_correlation,
     subspace_alignment,
 )
-from ..numerics.floor import recombination_excess
+from ..numerics.floor import rank_d_floor, recombination_excess
 from ..numerics.spectrum import infonce_loss, operator_spectrum
 
 log = logging.getLogger(__name__)
@@ -56,14 +56,17 @@ def checkpoint_series(ck) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return steps[order], f[order], g[order]
 
 
-def run_rows(spec, tau, l_star, floor, run: dict, ck, decompose) -> list[dict]:
-    """One row per (checkpoint, direction i ≤ D) of one run."""
+def run_rows(spec, tau, l_star, floor: dict, run: dict, ck, decompose) -> list[dict]:
+    """One row per (checkpoint, direction i ≤ D) of one run; ``floor`` is the rank-D floor's
+    optimum (:func:`..numerics.floor.rank_d_floor` with its factors)."""
     q, d = spec.quad, run["D"]
     psi, phi, s = spec.psi(d), spec.phi(d), spec.s[:d]
     steps, fs, gs = checkpoint_series(ck)
     rows = []
     for k, (step, f, g) in enumerate(zip(steps, fs, gs, strict=True)):
         fa, ga = subspace_alignment(f, psi, q.wx), subspace_alignment(g, phi, q.wy)
+        fo = subspace_alignment(f, floor["f"], q.wx)
+        go = subspace_alignment(g, floor["g"], q.wy)
         excess = infonce_loss(spec, f @ g.T, tau) - l_star
         refit = np.nan
         if step in decompose or k == len(steps) - 1:
@@ -75,11 +78,13 @@ def run_rows(spec, tau, l_star, floor, run: dict, ck, decompose) -> list[dict]:
             "step": int(step),
             "excess_risk": excess,
             "refit_excess": refit,
-            "floor_excess": floor,
+            "floor_excess": floor["rank_d_floor_excess_risk"],
             "f_min_cos2": fa["min_cos2"],
             "f_mean_cos2": fa["mean_cos2"],
             "g_min_cos2": ga["min_cos2"],
             "g_mean_cos2": ga["mean_cos2"],
+            "f_floor_min_cos2": fo["min_cos2"],
+            "g_floor_min_cos2": go["min_cos2"],
         }
         fc, gc = capture_fractions(f, psi, q.wx), capture_fractions(g, phi, q.wy)
         coef = learned_coefficients(f, g, psi, phi, s, q.wx, q.wy, tau)
@@ -133,7 +138,7 @@ def order_verdict(d: int, rhos, rho_holds: float):
     """Prediction 2: the mean over seeds of Spearman's ρ(acquisition step, i) is ≥ rho_holds;
     ρ ≤ 0 fails; a seed without a defined ρ is left out, and none leaves the verdict open."""
     if d < 2:
-        return "n/a", "one direction: no order"
+        return "not applicable", "one direction: no order"
     valid = [r for r in rhos if np.isfinite(r)]
     if not valid:
         return "inconclusive", "fewer than two learned directions, or all acquired at one step"
@@ -146,8 +151,9 @@ def _steps_text(steps) -> str:
     return ";".join("-" if not np.isfinite(t) else f"{t:g}" for t in steps)
 
 
-def summary_table(rows: pd.DataFrame, spec, dyn: dict) -> pd.DataFrame:
-    """One row per (objective, D): final alignment, acquisition order, decomposition, verdicts."""
+def summary_table(rows: pd.DataFrame, spec, dyn: dict, floors: dict) -> pd.DataFrame:
+    """One row per (objective, D): final alignment, acquisition order, decomposition, verdicts;
+    ``floors[D]`` the alignment of the rank-D floor's own optimum with the eigenfunctions."""
     lam = spec.eigenvalues
     out = []
     for (objective, d), cell in rows.groupby(["objective", "D"], sort=True):
@@ -174,6 +180,10 @@ def summary_table(rows: pd.DataFrame, spec, dyn: dict) -> pd.DataFrame:
                 "f_min_cos2_sd": float(final["f_min_cos2"].std()),
                 "g_min_cos2_sd": float(final["g_min_cos2"].std()),
                 "lambdas": ";".join(f"{v:.6g}" for v in lam[:d]),
+                "f_floor_min_cos2": float(final["f_floor_min_cos2"].mean()),
+                "g_floor_min_cos2": float(final["g_floor_min_cos2"].mean()),
+                "floor_f_min_cos2": floors[d]["f_min_cos2"],
+                "floor_g_min_cos2": floors[d]["g_min_cos2"],
                 "n_learned": float(np.mean([a["n_learned"] for a in acq])),
                 "acquisition_steps": _steps_text(
                     np.nanmedian(np.stack([a["steps_coefficient"] for a in acq]), axis=0)
@@ -196,13 +206,13 @@ def summary_table(rows: pd.DataFrame, spec, dyn: dict) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def run(gmm: dict, tau: float, dyn: dict, metric_paths, ckpt_paths, floor_path, output):
+def run(gmm: dict, tau: float, dyn: dict, metric_paths, ckpt_paths, output):
     """The ``measure_dynamics`` rule."""
     from ..runtime import write_csv
 
     spec = operator_spectrum(GaussianMixture.from_config(gmm), gmm["quadrature_nodes"])
     l_star = infonce_loss(spec, tau * spec.pmi, tau)
-    floors = pd.read_csv(floor_path).set_index("D")["rank_d_floor_excess_risk"]
+    q, optima, floors = spec.quad, {}, {}
     ckpts = {Path(p).parent: p for p in ckpt_paths}  # pair each run's files by their folder
     rows = []
     for metrics_path in metric_paths:
@@ -211,10 +221,16 @@ def run(gmm: dict, tau: float, dyn: dict, metric_paths, ckpt_paths, floor_path, 
         ck = dict(np.load(ckpts[Path(metrics_path).parent]))
         if not np.array_equal(ck["x_nodes"], spec.quad.x):
             raise ValueError(f"{metrics_path}: checkpoints on another quadrature")
-        floor = float(floors.get(run_meta["D"], np.nan))
-        rows += run_rows(spec, tau, l_star, floor, run_meta, ck, set(dyn["decompose_steps"]))
+        d = run_meta["D"]
+        if d not in optima:  # the rank-D floor's optimum, as compute_rank_floor finds it
+            optima[d] = rank_d_floor(spec, d, tau, factors=True)
+            floors[d] = {
+                f"{side}_min_cos2": subspace_alignment(optima[d][side], eig, w)["min_cos2"]
+                for side, eig, w in (("f", spec.psi(d), q.wx), ("g", spec.phi(d), q.wy))
+            }
+        rows += run_rows(spec, tau, l_star, optima[d], run_meta, ck, set(dyn["decompose_steps"]))
     rows = pd.DataFrame(rows)
-    table = summary_table(rows, spec, dyn)
+    table = summary_table(rows, spec, dyn, floors)
     log.info("dynamics:\n%s", table.to_string(index=False))
     write_csv(rows, output.steps)
     write_csv(table, output.table)

@@ -41,7 +41,9 @@ def plot_dynamics_alignment(steps_csv, path) -> None:
             ax.set_title(f"objective: {objective}")
         axes[0][0].set_ylabel("smallest cos² of the principal angles")
         axes[0][-1].legend(fontsize=7, ncol=2)
-        fig.suptitle("Alignment of span(f) with span(ψ_1..ψ_D), span(g) with span(φ_1..φ_D)")
+        fig.suptitle(
+            "Alignment of span(f) with span(ψ_1..ψ_D), span(g) with span(φ_1..φ_D)", y=1.03
+        )
         _save(fig, path)
 
 
@@ -96,7 +98,8 @@ def plot_dynamics_order(table_csv, path) -> None:
                 color=color,
                 ms=5,
                 alpha=0.8,
-                label=f"{row.objective}, D = {row.D} (ρ = {row.rho_coefficient:+.2f})",
+                label=f"{row.objective}, D = {row.D}"
+                + ("" if np.isnan(row.rho_coefficient) else f" (ρ = {row.rho_coefficient:+.2f})"),
             )
         ax.invert_xaxis()
         ax.set_xlabel("eigenvalue λ_i (larger first)")

@@ -32,8 +32,11 @@ from .spectrum import OperatorSpectrum, infonce_loss, operator_spectrum
 log = logging.getLogger(__name__)
 
 
-def rank_d_floor(spec: OperatorSpectrum, d: int, tau: float, max_iter: int = 20000) -> dict:
-    """Minimise the quadrature InfoNCE loss over rank-d scores s = F Gᵀ."""
+def rank_d_floor(
+    spec: OperatorSpectrum, d: int, tau: float, max_iter: int = 20000, factors: bool = False
+) -> dict:
+    """Minimise the quadrature InfoNCE loss over rank-d scores s = F Gᵀ (with ``factors``, the
+    optimum's F and G on the nodes too, as ``f`` and ``g``)."""
     q = spec.quad
     nx, ny = q.x.size, q.y.size
     # nodes whose weight underflows to 0 do not enter the loss; keep them out of the unknowns
@@ -75,7 +78,7 @@ def rank_d_floor(spec: OperatorSpectrum, d: int, tau: float, max_iter: int = 200
     f[keep_x] = res.x[: kx * d].reshape(kx, d) / sx[:, None]
     g[keep_y] = res.x[kx * d :].reshape(ky, d) / sy[:, None]
     excess = infonce_loss(spec, f @ g.T, tau) - l_star
-    return {
+    return ({"f": f, "g": g} if factors else {}) | {
         "D": int(d),
         "rank_d_floor_excess_risk": float(excess),
         "truncation_excess_risk": float(start - l_star),

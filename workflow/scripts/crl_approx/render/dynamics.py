@@ -11,7 +11,7 @@ import math
 import pandas as pd
 
 #: verdict → css class of the report's verdict colours
-CSS = {"holds": "match", "fails": "differs", "inconclusive": "order", "n/a": "none"}
+CSS = {"holds": "match", "fails": "differs", "inconclusive": "order", "not applicable": "none"}
 
 
 def _g(value, digits=3) -> str:
@@ -35,6 +35,8 @@ def context(table_csv) -> dict:
                 "resolvable": int(r["resolvable"]),
                 "f_min": _g(r["f_min_cos2"]),
                 "g_min": _g(r["g_min_cos2"]),
+                "f_floor": _g(r["f_floor_min_cos2"]),
+                "floor_f": _g(r["floor_f_min_cos2"]),
                 "steps": str(r["acquisition_steps"]).replace(";", " · "),
                 "rho": _rho(r["rho_coefficient"]),
                 "capture_steps": str(r["capture_steps"]).replace(";", " · "),
@@ -82,7 +84,7 @@ def summary_lines(table_csv, line, src) -> list[dict]:
                 ),
             )
         )
-        ordered = sub[sub["order_verdict"] != "n/a"]
+        ordered = sub[sub["order_verdict"] != "not applicable"]
         label = aggregate(ordered["order_verdict"])
         rhos = ordered["rho_coefficient"].dropna()
         lines.append(
