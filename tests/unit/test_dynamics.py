@@ -232,3 +232,22 @@ def test_the_floor_optimum_factors_give_the_floor(spec):
     assert excess == pytest.approx(opt["rank_d_floor_excess_risk"], rel=1e-12)
     assert excess < opt["truncation_excess_risk"]
     assert subspace_alignment(opt["f"], spec.psi(d), spec.quad.wx)["min_cos2"] < 0.95
+
+
+def test_early_checkpoints_leave_lcgm_training_bitwise_unchanged():
+    """The LCGM's training jobs record the same early steps (on its checkpoint pairs)."""
+    from crl_approx.models.data import lcgm_pairs
+    from crl_approx.training.cells import train_lcgm
+
+    lcgm = {"prior": "uniform", "mean_x": 6.0, "sigma_x": 0.9, "mean_y": 3.5, "sigma_y": 1.0}
+    lcgm |= {"design_seed": 2610, "K": 3, "d_x": 4, "d_y": 4, "n_train": 1024, "n_val": 256}
+    lcgm |= {"n_probe_fit": 64, "n_probe_test": 64, "n_checkpoint": 32}
+    pairs = [lcgm_pairs(lcgm, s) for s in (0, 1)]
+    plain = train_lcgm(lcgm, TRAIN, TAU, 2, [0, 1], 1, pairs)
+    rec = train_lcgm(lcgm, TRAIN, TAU, 2, [0, 1], 1, pairs, early_steps=(1, 3, 8))
+    for r in range(2):
+        assert _strip(plain[1][r]) == _strip(rec[1][r])
+        for key in ("epoch", "step", "f", "g"):
+            np.testing.assert_array_equal(plain[2][r][key], rec[2][r][key])
+        np.testing.assert_array_equal(rec[2][r]["early_f"][-1], rec[2][r]["f"][0])
+        assert rec[2][r]["early_f"].shape == (3, 32, 2)
