@@ -4,6 +4,7 @@
 - ``probes``: the LCGM's linear probes, canonical correlations and elbow.
 - ``noise``, ``noise_mc``: the noise exponent's Monte Carlo and its fits.
 - ``calibration``: retrieval excess against contrastive excess.
+- ``dynamics``: alignment with the eigenfunctions and acquisition order over checkpoints.
 - ``sample_size``: where the sampled protocol's error goes.
 - ``digits``, ``digits_tables``: Experiment R's exact class operator, held-out numbers, tables,
   elbows and verdicts.

@@ -3,6 +3,7 @@
 - ``draw``: the dispatch of every plot rule (``draw``) and the Table 1 figures.
 - ``experiments``: Experiments 3 and 4, calibration and cosine figures.
 - ``study``: the sample-size study's figure.
+- ``dynamics``: the training-dynamics figures (alignment, per-direction curves, order).
 - ``digits``: Experiment R's four-panel figure.
 - ``style``: one style for every figure.
 """

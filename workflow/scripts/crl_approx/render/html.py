@@ -21,7 +21,7 @@ import yaml
 from ..config import load_paper_values
 from ..runtime import atomic_path
 from . import digits as digits_report
-from . import provenance, study, summary
+from . import dynamics, provenance, study, summary
 from .sections import (
     calibration_context,
     cosine_context,
@@ -186,10 +186,14 @@ def verdict_summary(results: Path, config: dict, paper: dict) -> dict:
         pd.read_csv(t / "noise_exponent.csv"),
         paper,
         provenance.Sources(config),
-        digits_report.context(
-            *(t / f"digits_{n}.csv" for n in ("sweep", "elbow", "verdicts", "table1")),
-            t / "digits_class_operator.csv",
-            t / "digits_cancorr.csv",
+        digits_report.summary_lines(
+            digits_report.context(
+                *(t / f"digits_{n}.csv" for n in ("sweep", "elbow", "verdicts", "table1")),
+                t / "digits_class_operator.csv",
+                t / "digits_cancorr.csv",
+            ),
+            provenance.Sources(config),
+            summary._line,
         ),
     )
 
@@ -221,8 +225,19 @@ def build(inputs, params, output, repo: Path) -> str:
         "paper": paper,
         "table1": table1,
         "summary": summary.summary(
-            table1, default_objective, spectrum, lcgm, noise, paper, src, digits
+            table1,
+            default_objective,
+            spectrum,
+            lcgm,
+            noise,
+            paper,
+            src,
+            [
+                *dynamics.summary_lines(inputs.dynamics_table, summary._line, src),
+                *digits_report.summary_lines(digits, src, summary._line),
+            ],
         ),
+        "dynamics": dynamics.context(inputs.dynamics_table),
         "src": src,
         "paper_src": src.paper,
         "derived": src.derived,

@@ -105,6 +105,7 @@ class Run:
         self.calibration = pd.read_csv(t / "calibration.csv").set_index("group")
         self.calibration_points = pd.read_csv(t / "calibration_points.csv")
         self.cosine = pd.read_csv(t / "cosine_ablation.csv").set_index("D")
+        self.dynamics = pd.read_csv(t / "dynamics.csv")
         self.summary = verdict_summary(results, default_config(), load_paper_values(PAPER))
 
     # Experiment R: its tables and job times, read on first use (a run without them renders the

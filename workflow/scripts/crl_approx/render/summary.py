@@ -180,16 +180,14 @@ def counts(lines: list[dict]) -> list[dict]:
 
 
 def summary(
-    table1_rows, objective, spectrum, lcgm, noise_table, paper, src=_no_src, digits=None
+    table1_rows, objective, spectrum, lcgm, noise_table, paper, src=_no_src, extra=()
 ) -> dict:
-    """``digits``: Experiment R's section context (:mod:`.digits`), whose verdicts are added."""
-    from .digits import summary_lines as digits_lines
-
+    """The summary's lines (``extra``: further lines, e.g. the dynamics predictions) and counts."""
     lines = table1_lines(table1_rows, objective, src)
     lines.append(excess_tail_line(spectrum, src))
     lines += lcgm_lines(lcgm, src)
     lines += noise_lines(noise_table, paper["noise"], src)
-    lines += digits_lines(digits, src, _line) if digits else []
+    lines += list(extra)
     tally = counts(lines)
     total = sum(c["n"] for c in tally)
     return {
