@@ -3,6 +3,9 @@ the tables of rule assemble_digits and the exact class operator (rule compute_di
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
 import pandas as pd
 
 from .verdicts import fmt
@@ -103,3 +106,42 @@ def summary_lines(ctx: dict, src, line) -> list[dict]:
             )
         )
     return out
+
+
+class RunTables:
+    """What README's block ``digits_notes`` reads from a run: the tables (``table(name)`` for
+    results/tables/digits_<name>.csv), the split sizes, where a learned spectrum drops, and the
+    job times of the experiment's rules (``job_times``: readme's reader of a benchmarks/ folder,
+    passed in so that this module imports no other report module)."""
+
+    RULES = ("make_digits", "compute_digits_operator", "train_digits", "assemble_digits")
+    RULES += ("plot_digits",)
+
+    def __init__(self, results, job_times):
+        self.results = Path(results)
+        self._job_times = job_times
+        self._tables = {}
+
+    def table(self, name: str) -> pd.DataFrame:
+        if name not in self._tables:
+            self._tables[name] = pd.read_csv(self.results / "tables" / f"digits_{name}.csv")
+        return self._tables[name]
+
+    def split_sizes(self) -> list[int]:
+        codes = np.load(self.results / "digits" / "images.npz")["codes"]
+        return np.bincount(codes, minlength=3).tolist()
+
+    def feature_gap(self, pairing: str) -> dict:
+        """The largest ratio of consecutive seed-mean singular values of a pairing's learned
+        features at its largest D: where the spectrum drops."""
+        sv = self.table("singular_values")
+        sv = sv[sv["pairing"] == pairing]
+        d = int(sv["D"].max())
+        mean = sv[sv["D"] == d].groupby("index")["sv_normalised"].mean().to_numpy()
+        ratios = mean[:-1] / mean[1:]
+        order = np.argsort(ratios)[::-1]
+        return {"D": d, "i": int(order[0]) + 1, "ratio": ratios[order[0]], "next": ratios[order[1]]}
+
+    def job_times(self) -> dict:
+        times = self._job_times(self.results.parent / "benchmarks")
+        return {r: times[r] for r in self.RULES if r in times}

@@ -108,34 +108,12 @@ class Run:
         self.dynamics = pd.read_csv(t / "dynamics.csv")
         self.summary = verdict_summary(results, default_config(), load_paper_values(PAPER))
 
-    # Experiment R: its tables and job times, read on first use (a run without them renders the
-    # other blocks)
-    def digits(self, name: str) -> pd.DataFrame:
-        cache = self.__dict__.setdefault("_digits", {})
-        if name not in cache:
-            cache[name] = pd.read_csv(self.results / "tables" / f"digits_{name}.csv")
-        return cache[name]
+    @property
+    def digits(self):
+        """Experiment R's tables and job times, read on first use (:class:`.digits.RunTables`)."""
+        from .digits import RunTables
 
-    def digits_split_sizes(self) -> list[int]:
-        codes = np.load(self.results / "digits" / "images.npz")["codes"]
-        return np.bincount(codes, minlength=3).tolist()
-
-    def digits_feature_gap(self, pairing: str) -> dict:
-        """The largest ratio of consecutive seed-mean singular values of a pairing's learned
-        features at its largest D: where the spectrum drops."""
-        sv = self.digits("singular_values")
-        sv = sv[sv["pairing"] == pairing]
-        d = int(sv["D"].max())
-        mean = sv[sv["D"] == d].groupby("index")["sv_normalised"].mean().to_numpy()
-        ratios = mean[:-1] / mean[1:]
-        order = np.argsort(ratios)[::-1]
-        return {"D": d, "i": int(order[0]) + 1, "ratio": ratios[order[0]], "next": ratios[order[1]]}
-
-    def digits_job_times(self) -> dict:
-        rules = ("make_digits", "compute_digits_operator", "train_digits", "assemble_digits")
-        rules += ("plot_digits",)
-        times = job_times(self.results.parent / "benchmarks")
-        return {r: times[r] for r in rules if r in times}
+        return self.__dict__.setdefault("_digits", RunTables(self.results, job_times))
 
     # jobs of the default run's record
     def jobs(self, rule: str, pattern: str = "*") -> list[float]:
