@@ -141,7 +141,7 @@ def test_decomposition_splits_each_run_against_its_own_seeds_population_run():
 
 
 def test_the_reach_verdict_follows_the_tolerance_and_the_seed_sd():
-    assert sample_size.reach_verdict(1.05e-5, math.nan, 1e-5) == ("reaches (within 10 %)", True)
+    assert sample_size.reach_verdict(1.05e-5, math.nan, 1e-5) == ("reaches (within 10%)", True)
     assert sample_size.reach_verdict(1.3e-5, 0.4e-5, 1e-5)[1] is True  # within one sd
     label, ok = sample_size.reach_verdict(1.3e-5, 0.1e-5, 1e-5)  # same mean, tighter seeds
     assert not ok and label == "above the paper (1.3×)"

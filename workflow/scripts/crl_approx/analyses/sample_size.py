@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..numerics.tiers import CLOSE_TOLERANCE  # "reaches": within it, or within the seed sd
+from ..numerics import tiers
 from ..runtime import write_csv
 from ..training.budget import pair_counts
 
@@ -101,14 +101,15 @@ def decompose(runs: pd.DataFrame, population: pd.DataFrame, floor: pd.DataFrame)
 
 # --- verdicts -------------------------------------------------------------------------------------
 def reach_verdict(mean: float, sd: float, paper: float) -> tuple[str, bool]:
-    """(label, reaches) comparing a protocol's mean excess with the paper's MLP excess."""
-    if paper is None or not (math.isfinite(mean) and math.isfinite(paper)):
-        return "—", False
+    """(label, reaches) comparing a protocol's mean excess with the paper's MLP excess: it reaches
+    the paper when its tier (:func:`crl_approx.numerics.tiers.scale_tier`, the one Table 1 uses)
+    is a reaching one."""
+    tier = tiers.scale_tier(mean, paper, sd)
+    if tier == tiers.NONE:
+        return tier, False
+    if tiers.reaches(tier):
+        return f"reaches ({tier})", True
     ratio = mean / paper
-    if abs(ratio - 1) <= CLOSE_TOLERANCE:
-        return f"reaches (within {100 * CLOSE_TOLERANCE:.0f} %)", True
-    if math.isfinite(sd) and abs(mean - paper) <= sd:
-        return "reaches (within the seed sd)", True
     side = "above" if ratio > 1 else "below"
     return f"{side} the paper ({ratio:.3g}×)", False
 

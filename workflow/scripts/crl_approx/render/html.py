@@ -19,6 +19,7 @@ import pandas as pd
 import yaml
 
 from ..config import load_paper_values
+from ..numerics import tiers
 from ..runtime import atomic_path
 from . import provenance
 from . import study as sample_size_report
@@ -30,7 +31,7 @@ from .sections import (
     noise_context,
     table2,
 )
-from .verdicts import ORDER_TOLERANCE, cell, fmt
+from .verdicts import cell, fmt
 
 PACKAGES = ("snakemake", "numpy", "scipy", "pandas", "torch", "matplotlib", "jinja2")
 
@@ -187,7 +188,14 @@ def build(inputs, params, output, repo: Path) -> str:
         "paper": paper,
         "table1": table1,
         "summary": report_summary.summary(
-            table1, default_objective, spectrum, lcgm, noise, paper, src
+            table1,
+            default_objective,
+            spectrum,
+            lcgm,
+            noise,
+            paper,
+            src,
+            config["noise"]["ci_level"],
         ),
         "src": src,
         "paper_src": src.paper,
@@ -203,7 +211,7 @@ def build(inputs, params, output, repo: Path) -> str:
         "max_conv": spectrum["convergence_rel_change"].max(),
         "crosschecks": checks.to_dict("records"),
         "table2": table2(pd.read_csv(inputs.table2)),
-        "noise": noise_context(noise, paper["noise"]),
+        "noise": noise_context(noise, paper["noise"], config["noise"]["ci_level"]),
         "calibration": calibration_context(inputs.calibration_table),
         "cosine": cosine_context(inputs.cosine_table)
         if set(config["ablation"]["scores"]) >= {"inner", "cosine"}
@@ -213,7 +221,7 @@ def build(inputs, params, output, repo: Path) -> str:
         ),
         "lcgm": lcgm,
         "figures": {name: img(getattr(inputs, name)) for name in params.figures},
-        "order_tolerance": 10**ORDER_TOLERANCE,
+        "tier_legend": tiers.legend(config["noise"]["ci_level"]),
         "git": git_state(repo),
         "machine": machine(),
         "packages": package_versions(),

@@ -111,7 +111,7 @@ class Run:
 
     def t1_verdict(self, objective: str, dim: int, column: str = "mlp_excess_risk") -> str:
         r = self.table1.loc[(objective, dim)]
-        return verdict(r[f"{column}_mean"], r[f"paper_{column}"])[0]
+        return verdict(r[f"{column}_mean"], r[f"paper_{column}"], sd=r[f"{column}_sd"])[0]
 
     def spectral_verdicts(self) -> list[str]:
         r = self.table1.loc["population"]

@@ -7,8 +7,9 @@ import json
 
 import pandas as pd
 
+from ..numerics import tiers
 from ..numerics.theory import FORMULAS
-from .verdicts import fmt, fmt_sd, mean_sd, verdict
+from .verdicts import fmt, fmt_sd, mean_sd
 
 
 def _num(row, col):
@@ -45,7 +46,8 @@ def lcgm_context(table_csv, elbow_csv, design_json, paper: dict) -> dict:
         r = at_k.iloc[0]
         for key, label in (("probe_r2_f", "f(x) → p(z|x)"), ("probe_r2_g", "g(y) → log p(z|y)/π")):
             ours, sd, theirs = _num(r, f"{key}_mean"), _num(r, f"{key}_sd"), _num(r, f"paper_{key}")
-            text, css = verdict(ours, theirs, digits=2)
+            text = tiers.bounded_tier(ours, theirs, paper["printed_decimals"])
+            css = tiers.css(text)
             comparison.append(
                 {
                     "key": key,
@@ -70,8 +72,9 @@ def lcgm_context(table_csv, elbow_csv, design_json, paper: dict) -> dict:
     }
 
 
-def noise_context(t: pd.DataFrame, paper: dict) -> dict:
-    """The noise-exponent section: per-seed and pooled fits per dataset (the noise table)."""
+def noise_context(t: pd.DataFrame, paper: dict, level: float = 0.95) -> dict:
+    """The noise-exponent section: per-seed and pooled fits per dataset (the noise table); the
+    paper's μ̂ judged by our ``level`` interval (:func:`crl_approx.numerics.tiers.interval_tier`)."""
     rows = []
     for _, r in t.iterrows():
         is_pooled = int(r["seed"]) == -1
@@ -88,7 +91,8 @@ def noise_context(t: pd.DataFrame, paper: dict) -> dict:
             "sd": "—" if pd.isna(r.get("mu_hat_seed_sd")) else f"{r['mu_hat_seed_sd']:.4f}",
         }
         if is_pooled and r["dataset"] == "gmm":
-            label, css = verdict(r["mu_hat"], paper["mu_hat"], digits=4)
+            label = tiers.interval_tier(paper["mu_hat"], r["mu_ci_lo"], r["mu_ci_hi"], level)
+            css = tiers.css(label)
             inside = r["mu_ci_lo"] <= paper["mu_hat"] <= r["mu_ci_hi"]
             row["paper"] = {
                 "mu": f"{paper['mu_hat']:.6f}",

@@ -8,17 +8,10 @@ from collections import Counter
 
 import pandas as pd
 
-from .verdicts import verdict
+from ..numerics import tiers
 
-#: the order of the verdicts in the counts line
-ORDER = (
-    "matches printed digits",
-    "within 10%",
-    "holds",
-    "same order of magnitude",
-    "differs",
-    "fails",
-)
+#: the order of the verdicts in the counts line, by the css class of their line
+ORDER = ("match", "order", "differs")
 
 
 def _line(item, ours, paper, label, css, link, src="", paper_src="") -> dict:
@@ -140,7 +133,9 @@ def lcgm_lines(lcgm: dict, src=_no_src) -> list[dict]:
     return lines
 
 
-def noise_lines(noise_table: pd.DataFrame, paper: dict, src=_no_src) -> list[dict]:
+def noise_lines(noise_table: pd.DataFrame, paper: dict, level: float = 0.95, src=_no_src):
+    """μ̂ judged by our interval; the rate (μ̂+1)/(μ̂+2) shown beside it but not counted (it is
+    a function of μ̂, not separate evidence)."""
     pooled = noise_table[(noise_table["dataset"] == "gmm") & (noise_table["seed"] == -1)]
     if not len(pooled):
         return []
@@ -157,14 +152,19 @@ def noise_lines(noise_table: pd.DataFrame, paper: dict, src=_no_src) -> list[dic
         ),
     ):
         theirs = paper.get(key)
-        label, css = verdict(float(g[col]), theirs, digits=4)
+        if theirs is None:
+            label = tiers.NONE
+        elif key == "mu_hat":
+            label = tiers.interval_tier(theirs, float(g[lo]), float(g[hi]), level)
+        else:
+            label = tiers.DERIVED
         lines.append(
             _line(
                 name,
                 f"{g[col]:.4f} [{g[lo]:.4f}, {g[hi]:.4f}]",
                 "—" if theirs is None else f"{theirs:g}",
                 label,
-                css,
+                tiers.css(label),
                 "noise",
                 src("noise", f"{col}, {lo}, {hi}", dataset="gmm", seed=-1),
                 src.paper(f"noise.{key}"),
@@ -174,16 +174,22 @@ def noise_lines(noise_table: pd.DataFrame, paper: dict, src=_no_src) -> list[dic
 
 
 def counts(lines: list[dict]) -> list[dict]:
-    tally = Counter(line["verdict"] for line in lines if line["verdict"] != "—")
-    known = [v for v in ORDER if v in tally] + sorted(set(tally) - set(ORDER))
-    return [{"verdict": v, "n": tally[v]} for v in known]
+    skip = (tiers.NONE, tiers.DERIVED)
+    tally = Counter(line["verdict"] for line in lines if line["verdict"] not in skip)
+    css = {line["verdict"]: line["css"] for line in lines}
+    rank = {
+        v: (ORDER.index(css[v]) if css[v] in ORDER else len(ORDER), i) for i, v in enumerate(tally)
+    }
+    return [{"verdict": v, "n": tally[v]} for v in sorted(tally, key=rank.get)]
 
 
-def summary(table1_rows, objective, spectrum, lcgm, noise_table, paper, src=_no_src) -> dict:
+def summary(
+    table1_rows, objective, spectrum, lcgm, noise_table, paper, src=_no_src, level: float = 0.95
+) -> dict:
     lines = table1_lines(table1_rows, objective, src)
     lines.append(excess_tail_line(spectrum, src))
     lines += lcgm_lines(lcgm, src)
-    lines += noise_lines(noise_table, paper["noise"], src)
+    lines += noise_lines(noise_table, paper["noise"], level, src)
     tally = counts(lines)
     total = sum(c["n"] for c in tally)
     return {
