@@ -5,6 +5,7 @@
 - ``noise``, ``noise_mc``: the noise exponent's Monte Carlo and its fits.
 - ``calibration``: retrieval excess against contrastive excess.
 - ``sample_size``: where the sampled protocol's error goes.
+- ``sample_size_fits``: the study's fits, per regime, with per-seed asymptotes.
 
 May import ``models``, ``numerics`` and ``training`` (to load trained towers); never the
 presentation.

@@ -222,6 +222,7 @@ def build(inputs, params, output, repo: Path) -> str:
         "lcgm": lcgm,
         "figures": {name: img(getattr(inputs, name)) for name in params.figures},
         "tier_legend": tiers.legend(config["noise"]["ci_level"]),
+        "tier_close": tiers.CLOSE_TOLERANCE,
         "git": git_state(repo),
         "machine": machine(),
         "packages": package_versions(),

@@ -31,6 +31,7 @@ import pandas as pd
 import yaml
 
 from ..config import load_paper_values
+from ..numerics import tiers
 from ..numerics.asymptotics import asymptotic_slope
 from .html import benchmark_rows
 from .numbers import e, f, g, minsec, pct, pnum, protocol, reflow, span, thousands
@@ -196,7 +197,7 @@ def environment() -> jinja2.Environment:
     formats = {"e": e, "f": f, "g": g, "pct": pct, "pnum": pnum, "minsec": minsec}
     env.filters |= formats | {"thousands": thousands, "protocol": protocol}
     env.globals |= formats | {"span": span, "verdict": verdict, "inf": math.inf}
-    env.globals |= {"asymptotic_slope": asymptotic_slope}
+    env.globals |= {"asymptotic_slope": asymptotic_slope, "tier_close": tiers.CLOSE_TOLERANCE}
     env.globals |= {"scale": lambda v, k: [k * float(x) for x in v]}
     return env
 
