@@ -10,8 +10,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from conftest import REPO
-
 pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(
@@ -24,7 +22,9 @@ NUMBER = re.compile(r"[-−]?\d+(?:\.\d+)?(?:e[-+−]?\d+)?")
 
 def readme_table(header_start: str) -> list[list[str]]:
     """The body rows of the README table whose header line starts with ``header_start``."""
-    lines = (REPO / "README.md").read_text().splitlines()
+    from crl_approx.render import readme
+
+    lines = "".join(path.read_text() for path in readme.documents()).splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(header_start))
     rows = []
     for line in lines[start + 2 :]:
@@ -152,17 +152,16 @@ def test_readme_cosine_table(run):
 def test_readme_generated_blocks(run):
     """Every generated block of README (the measured prose) equals its fragment rendered from this
     run's results and the tracked benchmark records: `python3 -m crl_approx.render.readme --run DIR
-    --write README.md` rewrites them after a change."""
+    --write` rewrites them after a change."""
     from crl_approx.config import load_paper_values
     from crl_approx.render import readme
 
     fragments = readme.render(run, readme.default_config(), load_paper_values(readme.PAPER))
-    blocks = readme.blocks((REPO / "README.md").read_text())
+    blocks = readme.all_blocks()
     assert set(fragments) == set(blocks)
     stale = [name for name, text in fragments.items() if blocks[name] != text]
     assert stale == [], (
-        f"stale README blocks {stale}: "
-        "python3 -m crl_approx.render.readme --run DIR --write README.md"
+        f"stale README blocks {stale}: python3 -m crl_approx.render.readme --run DIR --write"
     )
 
 

@@ -108,7 +108,27 @@ def allowed(config, paper):
 
 
 def test_no_measured_number_outside_the_generated_blocks(allowed):
-    assert measured_looking(README.read_text(), allowed) == []
+    """README and every docs page (but the history and the digit-checked derivation)."""
+    docs = readme.documents()
+    assert README in docs and len(docs) > 5
+    for path in docs:
+        assert measured_looking(path.read_text(), allowed) == [], path.name
+
+
+def test_every_docs_page_is_linked_from_readme():
+    text = README.read_text()
+    for path in readme.documents()[1:]:
+        assert f"docs/{path.name}" in text, f"README does not link docs/{path.name}"
+
+
+def test_a_block_in_two_documents_is_an_error(tmp_path):
+    a, b = tmp_path / "a.md", tmp_path / "b.md"
+    a.write_text("<!-- BEGIN generated:x -->\n1\n<!-- END generated:x -->\n")
+    b.write_text(a.read_text())
+    with pytest.raises(ValueError, match=r"block x in .*a\.md and again in .*b\.md"):
+        readme.all_blocks([a, b])
+    b.write_text(a.read_text().replace(":x", ":y"))
+    assert readme.all_blocks([a, b]) == {"x": "1\n", "y": "1\n"}
 
 
 def test_the_scanner_flags_a_planted_measurement(allowed):
@@ -120,7 +140,8 @@ def test_the_scanner_flags_a_planted_measurement(allowed):
 
 
 def test_every_fragment_is_one_readme_block():
-    names = re.findall(r"^<!-- BEGIN generated:(\w+) -->$", README.read_text(), re.M)
+    text = "".join(path.read_text() for path in readme.documents())
+    names = re.findall(r"^<!-- BEGIN generated:(\w+) -->$", text, re.M)
     assert sorted(names) == readme.fragment_names()
     assert len(names) == len(set(names))
     assert any(n.startswith("bench_") for n in names) and any(
@@ -129,7 +150,7 @@ def test_every_fragment_is_one_readme_block():
 
 
 def test_the_benchmark_blocks_equal_the_tracked_records(config, paper):
-    blocks = readme.blocks(README.read_text())
+    blocks = readme.all_blocks()
     fragments = readme.render(None, config, paper)
     assert set(fragments) == {n for n in blocks if n.startswith("bench_")}
     for name, text in fragments.items():
@@ -146,7 +167,7 @@ def test_a_changed_record_changes_its_blocks(tmp_path, config, paper):
     record["rules"]["train_sample_size"]["job_s"] += 500
     (tmp_path / "default_run.json").write_text(json.dumps(record))
     new = readme.render(None, config, paper, records=tmp_path)
-    old = readme.blocks(README.read_text())
+    old = readme.all_blocks()
     assert readme.minsec(record["wall_s"]) in new["bench_quickstart"]
     assert new["bench_quickstart"] != old["bench_quickstart"]
     assert new["bench_sample_size_cost"] != old["bench_sample_size_cost"]
@@ -199,3 +220,34 @@ def test_the_template_reads_every_number_it_prints():
     literal = re.sub(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", "", text, flags=re.S)
     numbers = {float(n) for n in re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?:e-?\d+)?", literal)}
     assert numbers <= {0, 1, 2, 3, 4, 8, 10, 0.9999, 1e-2, 1e-3, 1e-1, 1e-5, 512, 400}, numbers
+
+
+def _deep_merge(base: dict, over: dict) -> dict:
+    out = dict(base)
+    for key, value in over.items():
+        out[key] = (
+            _deep_merge(base[key], value)
+            if isinstance(value, dict) and isinstance(base.get(key), dict)
+            else value
+        )
+    return out
+
+
+def test_the_readme_recipes_are_valid_configs():
+    """Each YAML snippet of "Try your own assumption", merged over config/config.yaml as
+    --configfile merges it, passes the schema and the cross-key checks; a misspelt key in a
+    recipe would fail."""
+    import yaml
+
+    from crl_approx.config import ConfigError, load_schema, validate_config
+
+    section = README.read_text().split("## Try your own assumption")[1].split("\n## ")[0]
+    recipes = re.findall(r"```yaml\n(.*?)```", section, re.S)
+    assert len(recipes) == 3
+    base = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    schema = load_schema(REPO / "workflow" / "schemas" / "config.schema.yaml")
+    for recipe in recipes:
+        validate_config(_deep_merge(base, yaml.safe_load(recipe)), schema)
+    broken = yaml.safe_load(recipes[0]) | {"gmm": {"mu_z": 1.0}}
+    with pytest.raises(ConfigError, match="mu_z"):
+        validate_config(_deep_merge(base, broken), schema)

@@ -52,6 +52,18 @@ def rule_logging(smk):
         sys.stderr.flush()
 
 
+def current_umask() -> int:
+    """The process umask, read without changing it where /proc tells it (no window in which
+    another thread would create files with a wrong mask)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike):
     """Yield a temporary path beside ``path``; move it into place only if the block succeeds.
@@ -64,6 +76,9 @@ def atomic_path(path: str | os.PathLike):
     os.close(fd)
     try:
         yield Path(tmp)
+        # mkstemp makes the file 0600 whatever the umask; give it the mode a plain open(…, "w")
+        # would, so a shared project (or a web server) can read the results
+        os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, path)
     finally:
         with contextlib.suppress(FileNotFoundError):

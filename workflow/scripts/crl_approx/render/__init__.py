@@ -6,5 +6,6 @@ templates of the top-level ``report/`` folder.
 - ``sections``, ``study``: what each report section prints.
 - ``verdicts``: how numbers are printed and compared with the paper's.
 - ``provenance``: where each printed number comes from.
-- ``readme``, ``numbers``: README's generated blocks and how they print numbers.
+- ``readme``, ``numbers``: README's and docs/'s generated blocks and how they print numbers.
+- ``rulegraph``: README's picture of the workflow (``docs/rulegraph.svg``) and its signature.
 """

@@ -21,9 +21,7 @@ import yaml
 from ..config import load_paper_values
 from ..numerics import tiers
 from ..runtime import atomic_path
-from . import provenance
-from . import study as sample_size_report
-from . import summary as report_summary
+from . import provenance, study, summary
 from .sections import (
     calibration_context,
     cosine_context,
@@ -169,6 +167,28 @@ def benchmark_table(root: str = "benchmarks") -> list[dict]:
     ]
 
 
+def verdict_summary(results: Path, config: dict, paper: dict) -> dict:
+    """The report's verdict summary from a finished run's ``results/`` folder (what README's
+    at-a-glance table shows), read from the files ``build_report`` reads."""
+    t = Path(results) / "tables"
+    t1 = pd.read_csv(t / "table1.csv")
+    lcgm = lcgm_context(
+        t / "lcgm_probes.csv",
+        t / "lcgm_elbow.csv",
+        Path(results) / "lcgm" / "design.json",
+        paper["lcgm"],
+    )
+    return summary.summary(
+        table1_rows(t1),
+        t1["objective"].iloc[0],  # the default objective comes first
+        pd.read_csv(Path(results) / "gmm" / "spectrum.csv"),
+        lcgm,
+        pd.read_csv(t / "noise_exponent.csv"),
+        paper,
+        provenance.Sources(config),
+    )
+
+
 def build(inputs, params, output, repo: Path) -> str:
     """The ``build_report`` rule: render the template into one HTML file."""
     config = params.config
@@ -187,7 +207,7 @@ def build(inputs, params, output, repo: Path) -> str:
         "config_yaml": yaml.safe_dump(config, sort_keys=False, allow_unicode=True),
         "paper": paper,
         "table1": table1,
-        "summary": report_summary.summary(
+        "summary": summary.summary(
             table1,
             default_objective,
             spectrum,
@@ -216,7 +236,7 @@ def build(inputs, params, output, repo: Path) -> str:
         "cosine": cosine_context(inputs.cosine_table)
         if set(config["ablation"]["scores"]) >= {"inner", "cosine"}
         else None,
-        "sample_size": sample_size_report.context(
+        "sample_size": study.context(
             inputs.sample_size_table, inputs.sample_size_fits, config["train"]["default_objective"]
         ),
         "lcgm": lcgm,

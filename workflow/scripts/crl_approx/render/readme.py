@@ -1,6 +1,6 @@
-"""README's measured numbers, generated, not typed.
+"""README's and docs/'s measured numbers, generated, not typed.
 
-README.md holds its measured prose between markers::
+README.md and the pages of docs/ hold their measured prose between markers::
 
     <!-- BEGIN generated:NAME -->
     …
@@ -8,10 +8,10 @@ README.md holds its measured prose between markers::
 
 and each NAME is a macro of ``report/templates/readme.md.j2``, rendered from a default run's
 ``results/`` and from the tracked benchmark records (``benchmarks/*.json``):
-``python3 -m crl_approx.render.readme --run DIR --write README.md`` rewrites every block.
-Fragments whose
-name starts with ``bench_`` read only the tracked records, so a fast test checks them on every CI
-run; the others are checked against a default run (``CRL_DEFAULT_RUN``,
+``python3 -m crl_approx.render.readme --run DIR --write`` rewrites every block of every document
+(:func:`documents`); a NAME lives in exactly one of them. Fragments whose name starts with
+``bench_`` read only the tracked records, so a fast test checks them on every CI run; the
+others are checked against a default run (``CRL_DEFAULT_RUN``,
 tests/e2e/test_readme_numbers.py).
 """
 
@@ -33,7 +33,7 @@ import yaml
 from ..config import load_paper_values
 from ..numerics import tiers
 from ..numerics.asymptotics import asymptotic_slope
-from .html import benchmark_rows
+from .html import benchmark_rows, verdict_summary
 from .numbers import e, f, g, minsec, pct, pnum, protocol, reflow, span, thousands
 from .verdicts import verdict
 
@@ -41,6 +41,15 @@ REPO = Path(__file__).resolve().parents[4]
 TEMPLATE = REPO / "report" / "templates" / "readme.md.j2"
 RECORDS = REPO / "benchmarks"
 PAPER = REPO / "workflow" / "resources" / "paper_values.yaml"
+#: docs pages that hold no generated block and are not scanned: records of earlier releases, and
+#: the derivation whose printed constants tests/unit/test_noise.py checks digit by digit
+UNGENERATED_DOCS = ("history.md", "noise_exponent.md")
+
+
+def documents(repo: Path = REPO) -> list[Path]:
+    """The documents whose measured numbers are generated: README.md and the pages of docs/."""
+    pages = sorted(p for p in (repo / "docs").glob("*.md") if p.name not in UNGENERATED_DOCS)
+    return [repo / "README.md", *pages]
 
 
 def default_config() -> dict:
@@ -97,6 +106,7 @@ class Run:
         self.calibration = pd.read_csv(t / "calibration.csv").set_index("group")
         self.calibration_points = pd.read_csv(t / "calibration_points.csv")
         self.cosine = pd.read_csv(t / "cosine_ablation.csv").set_index("D")
+        self.summary = verdict_summary(results, default_config(), load_paper_values(PAPER))
 
     # jobs of the default run's record
     def jobs(self, rule: str, pattern: str = "*") -> list[float]:
@@ -224,8 +234,28 @@ def render(
 
 
 def blocks(text: str) -> dict[str, str]:
-    """README's generated blocks: name → body."""
+    """A document's generated blocks: name → body."""
     return {m["name"]: m["body"] for m in BLOCK.finditer(text)}
+
+
+def block_homes(paths=None) -> dict[str, Path]:
+    """Each block's document; a name in two places (or twice in one) is an error."""
+    homes: dict[str, Path] = {}
+    for path in paths or documents():
+        for m in BLOCK.finditer(path.read_text()):
+            if m["name"] in homes:
+                raise ValueError(f"block {m['name']} in {homes[m['name']]} and again in {path}")
+            homes[m["name"]] = path
+    return homes
+
+
+def all_blocks(paths=None) -> dict[str, str]:
+    """Every generated block of every document: name → body."""
+    out: dict[str, str] = {}
+    for path in paths or documents():
+        out |= blocks(path.read_text())
+    block_homes(paths)  # raises on a duplicate
+    return out
 
 
 def fill(text: str, fragments: dict[str, str]) -> str:
@@ -241,13 +271,19 @@ def fill(text: str, fragments: dict[str, str]) -> str:
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description="Write README's generated blocks from a run.")
     ap.add_argument("--run", type=Path, help="folder of a finished default run (holds results/)")
-    ap.add_argument("--write", type=Path, help="README to update in place")
+    ap.add_argument(
+        "--write",
+        type=Path,
+        nargs="*",
+        help="update these documents in place (none named: README.md and every docs page)",
+    )
     ap.add_argument("--records", type=Path, default=RECORDS, help="the benchmark records' folder")
     args = ap.parse_args(argv)
     results = args.run / "results" if args.run else None
     fragments = render(results, default_config(), load_paper_values(PAPER), records=args.records)
-    if args.write:
-        args.write.write_text(fill(args.write.read_text(), fragments))
+    if args.write is not None:
+        for path in args.write or documents():
+            path.write_text(fill(path.read_text(), fragments))
     else:
         sys.stdout.write("\n".join(fragments.values()))
 
