@@ -197,7 +197,6 @@ def build(inputs, params, output, repo: Path) -> str:
     spectrum = pd.read_csv(inputs.spectrum)
     checks = pd.read_csv(inputs.crosschecks)
     objectives = list(dict.fromkeys(t1["objective"]))  # the default objective first
-    default_objective = objectives[0]
     table1 = table1_rows(t1)
     lcgm = lcgm_context(inputs.lcgm_table, inputs.lcgm_elbow, inputs.lcgm_design, paper["lcgm"])
     src = provenance.Sources(config)
@@ -209,7 +208,7 @@ def build(inputs, params, output, repo: Path) -> str:
         "table1": table1,
         "summary": summary.summary(
             table1,
-            default_objective,
+            objectives,
             spectrum,
             lcgm,
             noise,
