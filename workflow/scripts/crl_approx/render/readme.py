@@ -208,6 +208,7 @@ def environment() -> jinja2.Environment:
     env.filters |= formats | {"thousands": thousands, "protocol": protocol}
     env.globals |= formats | {"span": span, "verdict": verdict, "inf": math.inf}
     env.globals |= {"asymptotic_slope": asymptotic_slope, "tier_close": tiers.CLOSE_TOLERANCE}
+    env.globals |= {"tiers": tiers}
     env.globals |= {"scale": lambda v, k: [k * float(x) for x in v]}
     return env
 

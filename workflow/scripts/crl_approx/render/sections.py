@@ -17,6 +17,12 @@ def _num(row, col):
     return None if value is None or pd.isna(value) else float(value)
 
 
+def _elbow(elbows: pd.DataFrame, curve: str):
+    """A curve's elbow D, or None where the curve never stays in its band."""
+    value = elbows.set_index("curve").loc[curve, "elbow_D"]
+    return None if pd.isna(value) else int(value)
+
+
 def lcgm_context(table_csv, elbow_csv, design_json, paper: dict) -> dict:
     """The LCGM section: design check, probe rows per D, the paper's R² at D = K, elbows."""
     t = pd.read_csv(table_csv)
@@ -63,8 +69,8 @@ def lcgm_context(table_csv, elbow_csv, design_json, paper: dict) -> dict:
         "rows": rows,
         "comparison": comparison,
         "elbows": elbows.to_dict("records"),
-        "elbow": int(elbows.set_index("curve").loc["alignment_quality", "elbow_D"]),
-        "excess_elbow": int(elbows.set_index("curve").loc["heldout_excess", "elbow_D"]),
+        "elbow": _elbow(elbows, "alignment_quality"),
+        "excess_elbow": _elbow(elbows, "heldout_excess"),
         "K": int(design["K"]),
         "paper_K": paper["K"],
         "design": design,
