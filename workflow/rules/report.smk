@@ -158,6 +158,7 @@ rule build_report:
         lcgm_design=rules.check_lcgm_design.output.design,
         noise_table=rules.assemble_noise.output.table,
         calibration_table=rules.measure_calibration.output.table,
+        calibration_points=rules.measure_calibration.output.points,
         cosine_table=rules.assemble_cosine.output.table,
         sample_size_table=rules.assemble_sample_size.output.table,
         sample_size_fits=rules.assemble_sample_size.output.fits,

@@ -206,6 +206,12 @@ def build(inputs, params, output, repo: Path) -> str:
         "config_yaml": yaml.safe_dump(config, sort_keys=False, allow_unicode=True),
         "paper": paper,
         "table1": table1,
+        "paper_mlp_below": [
+            r["D"] for r in paper["table1"] if r["mlp_excess_risk"] <= r["truncation_excess_risk"]
+        ],
+        "paper_mlp_above": [
+            r["D"] for r in paper["table1"] if r["mlp_excess_risk"] > r["truncation_excess_risk"]
+        ],
         "summary": summary.summary(
             table1,
             objectives,
@@ -231,7 +237,7 @@ def build(inputs, params, output, repo: Path) -> str:
         "crosschecks": checks.to_dict("records"),
         "table2": table2(pd.read_csv(inputs.table2)),
         "noise": noise_context(noise, paper["noise"], config["noise"]["ci_level"]),
-        "calibration": calibration_context(inputs.calibration_table),
+        "calibration": calibration_context(inputs.calibration_table, inputs.calibration_points),
         "cosine": cosine_context(inputs.cosine_table)
         if set(config["ablation"]["scores"]) >= {"inner", "cosine"}
         else None,

@@ -4,6 +4,7 @@ cosine ablation: what each section prints, read from its tables."""
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 
@@ -132,7 +133,25 @@ def noise_context(t: pd.DataFrame, paper: dict, level: float = 0.95) -> dict:
     }
 
 
-def calibration_context(table_csv) -> dict:
+def low_d_spread(points: pd.DataFrame, dim: int = 1) -> dict | None:
+    """Where the D = ``dim`` training checkpoints sit: the range of their contrastive excess and
+    the decades their retrieval excess spans (positive values), from the calibration points."""
+    sel = points[(points["source"] == "checkpoint") & (points["D"] == dim)]
+    ce, re = sel["contrastive_excess"], sel["retrieval_excess"]
+    re = re[re > 0]
+    if len(sel) < 2 or len(re) < 2:
+        return None
+    return {
+        "D": dim,
+        "n": len(sel),
+        "ce_lo": f"{ce.min():.2g}",
+        "ce_hi": f"{ce.max():.2g}",
+        "ce_decades": f"{math.log10(ce.max() / ce.min()):.1f}",
+        "re_decades": f"{math.log10(re.max() / re.min()):.1f}",
+    }
+
+
+def calibration_context(table_csv, points_csv=None) -> dict:
     t = pd.read_csv(table_csv)
     rows = []
     for _, r in t.iterrows():
@@ -151,7 +170,8 @@ def calibration_context(table_csv) -> dict:
                 "above_half": bool(r["exponent_ci_lo"] > 0.5),
             }
         )
-    return {"rows": rows}
+    spread = None if points_csv is None else low_d_spread(pd.read_csv(points_csv))
+    return {"rows": rows, "spread": spread}
 
 
 def cosine_context(table_csv) -> dict:
