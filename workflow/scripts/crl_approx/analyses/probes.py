@@ -227,7 +227,8 @@ def probe_table(runs: pd.DataFrame, paper: dict, k: int) -> pd.DataFrame:
     out = summarise(runs, "D", PROBE_METRICS)
     out["is_K"] = out["D"] == k
     for key in ("probe_r2_f", "probe_r2_g"):
-        out[f"paper_{key}"] = np.where(out["is_K"] & (paper["K"] == k), paper[key], np.nan)
+        theirs = np.nan if paper[key] is None else paper[key]  # None: not the paper's setting
+        out[f"paper_{key}"] = np.where(out["is_K"] & (paper["K"] == k), theirs, np.nan)
     return out
 
 
@@ -251,13 +252,15 @@ def elbow_table(table: pd.DataFrame, fraction: float, k: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run_assemble(probe_paths, metric_paths, paper_path, lcgm: dict, output) -> pd.DataFrame:
+def run_assemble(
+    probe_paths, metric_paths, paper_path, lcgm: dict, output, setting: dict | None = None
+) -> pd.DataFrame:
     """The ``assemble_lcgm`` rule: per-run table, probe table and elbow table."""
     from ..config import load_paper_values
     from ..runtime import write_csv
 
     runs = probe_runs(probe_paths, metric_paths)
-    table = probe_table(runs, load_paper_values(paper_path)["lcgm"], lcgm["K"])
+    table = probe_table(runs, load_paper_values(paper_path, setting)["lcgm"], lcgm["K"])
     elbows = elbow_table(table, lcgm["elbow_fraction"], lcgm["K"])
     for row in elbows.itertuples():
         log.info("elbow of %s: D = %d (K = %d)", row.curve, row.elbow_D, row.K)

@@ -165,7 +165,7 @@ def run(inputs, params, output) -> pd.DataFrame:
     parts = decompose(runs, population_runs(inputs.population), pd.read_csv(inputs.floor))
     if parts["population"].isna().any():
         raise ValueError("a study run has no population-trained run of the same D and seed")
-    paper = load_paper_values(inputs.paper)
+    paper = load_paper_values(inputs.paper, params.setting)
     table = summary(parts, paper, params.lr)
     fits = fit_rows(parts, paper, study, params.budget, params.lr, params.batch_size)
     with pd.option_context("display.width", 250, "display.max_columns", 50):

@@ -97,7 +97,7 @@ def noise_context(t: pd.DataFrame, paper: dict, level: float = 0.95) -> dict:
             "rate_ci": f"[{r['rate_exponent_ci_lo']:.4f}, {r['rate_exponent_ci_hi']:.4f}]",
             "sd": "—" if pd.isna(r.get("mu_hat_seed_sd")) else f"{r['mu_hat_seed_sd']:.4f}",
         }
-        if is_pooled and r["dataset"] == "gmm":
+        if is_pooled and r["dataset"] == "gmm" and paper["mu_hat"] is not None:
             label = tiers.interval_tier(paper["mu_hat"], r["mu_ci_lo"], r["mu_ci_hi"], level)
             css = tiers.css(label)
             inside = r["mu_ci_lo"] <= paper["mu_hat"] <= r["mu_ci_hi"]

@@ -36,12 +36,14 @@ def mean_sd(mean, sd, show=fmt, show_sd=None) -> str:
     return text
 
 
-def cell(ours, paper, sd=None) -> dict:
+def cell(ours, paper, sd=None, note: str = "") -> dict:
+    """One Table 1 cell: ours (± sd), the paper's value (or ``note`` where it has none, e.g.
+    "not the paper's setting"), ours/paper and the tier."""
     label, css = verdict(ours, paper, sd=sd)
     ratio = ours / paper if paper and ours is not None and math.isfinite(ours) else None
     return {
         "ours": mean_sd(ours, sd, fmt, fmt_sd),
-        "paper": fmt(paper),
+        "paper": note if paper is None and note else fmt(paper),
         "ratio": f"{ratio:.3f}" if ratio is not None and math.isfinite(ratio) else "—",
         "verdict": label,
         "css": css,
