@@ -209,6 +209,7 @@ def environment() -> jinja2.Environment:
     env.globals |= formats | {"span": span, "verdict": verdict, "inf": math.inf}
     env.globals |= {"asymptotic_slope": asymptotic_slope, "tier_close": tiers.CLOSE_TOLERANCE}
     env.globals |= {"tiers": tiers}
+    env.filters |= {"log10": lambda v: math.log10(float(v))}
     env.globals |= {"scale": lambda v, k: [k * float(x) for x in v]}
     return env
 
