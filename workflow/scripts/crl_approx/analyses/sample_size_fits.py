@@ -89,7 +89,7 @@ def pool_rows(dim, pools: pd.DataFrame, level, batch_size, min_epochs) -> list[d
         rows.append(
             _row(
                 dim,
-                f"sampling vs pool size, local {ns[i]:g}→{ns[i + 1]:g}",
+                f"sampling vs pool size (local {ns[i]:g}→{ns[i + 1]:g})",
                 "pool_size",
                 "sampling",
                 ns[i : i + 2],
