@@ -20,7 +20,7 @@ from crl_approx.render import readme
 
 README = REPO / "README.md"
 #: README tables whose every number tests/e2e/test_readme_numbers.py checks against a default run
-#: (typed, outside the blocks; the spectrum, Table 1 and sample-size tables are generated blocks now)
+#: (typed, outside the blocks; the spectrum, Table 1 and sample-size tables are blocks now)
 CHECKED_TABLES = (
     "| D | R² f(x)",
     "| data | μ̂",
