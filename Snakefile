@@ -17,6 +17,7 @@ include: "workflow/rules/spectra.smk"
 include: "workflow/rules/encoders.smk"
 include: "workflow/rules/lcgm.smk"
 include: "workflow/rules/noise.smk"
+include: "workflow/rules/dynamics.smk"
 include: "workflow/rules/sample_size.smk"
 include: "workflow/rules/report.smk"
 
@@ -38,6 +39,7 @@ rule all:
         rules.check_lcgm_design.output,
         rules.assemble_noise.output,
         rules.measure_calibration.output,
+        rules.measure_dynamics.output,
         rules.assemble_cosine.output,
         rules.assemble_sample_size.output,
         rules.build_report.output,

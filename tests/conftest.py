@@ -23,6 +23,10 @@ SMOKE_JOBS = {
     "estimate_noise_exponent": 2,
     "assemble_noise": 1,
     "measure_calibration": 1,
+    "measure_dynamics": 1,
+    "plot_dynamics_alignment": 1,
+    "plot_dynamics_directions": 1,
+    "plot_dynamics_order": 1,
     "assemble_cosine": 1,
     "make_pool": 1,  # n = 1024 (the pool of 4096 = gmm.n_train is make_dataset's file)
     # pool 1024 at D = 1, 2; fresh at D = 1, 2 and at 2x budget at D = 2; lr 0.003 for fresh and

@@ -48,6 +48,7 @@ rule train_encoder:
         train=train_params,
         tau=lookup(dpath="tau", within=config),
         seeds=lookup(dpath="seeds", within=config),
+        early_steps=lookup(dpath="dynamics/early_steps", within=config),
     script:
         "../scripts/train_encoder.py"
 

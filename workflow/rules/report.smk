@@ -143,6 +143,9 @@ REPORT_FIGURES = {
     "fig_calibration": rules.plot_calibration,
     "fig_cosine": rules.plot_cosine,
     "fig_sample_size": rules.plot_sample_size,
+    "fig_dynamics_alignment": rules.plot_dynamics_alignment,
+    "fig_dynamics_directions": rules.plot_dynamics_directions,
+    "fig_dynamics_order": rules.plot_dynamics_order,
 }
 
 
@@ -159,6 +162,7 @@ rule build_report:
         noise_table=rules.assemble_noise.output.table,
         calibration_table=rules.measure_calibration.output.table,
         calibration_points=rules.measure_calibration.output.points,
+        dynamics_table=rules.measure_dynamics.output.table,
         cosine_table=rules.assemble_cosine.output.table,
         sample_size_table=rules.assemble_sample_size.output.table,
         sample_size_fits=rules.assemble_sample_size.output.fits,
@@ -174,6 +178,7 @@ rule build_report:
                 "study.py",
                 "provenance.py",
                 "verdicts.py",
+                "dynamics.py",
             )
         ],
     output:

@@ -17,4 +17,5 @@ with rule_logging(smk):
         smk.threads,
         list(smk.input.get("pairs", [])),
         smk.output,
+        smk.params.early_steps,
     )

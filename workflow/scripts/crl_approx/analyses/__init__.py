@@ -4,6 +4,7 @@
 - ``probes``: the LCGM's linear probes, canonical correlations and elbow.
 - ``noise``, ``noise_mc``: the noise exponent's Monte Carlo and its fits.
 - ``calibration``: retrieval excess against contrastive excess.
+- ``dynamics``: alignment with the eigenfunctions and acquisition order over checkpoints.
 - ``sample_size``: where the sampled protocol's error goes.
 - ``sample_size_fits``: the study's fits, per regime, with per-seed asymptotes.
 

@@ -3,5 +3,6 @@
 - ``draw``: the dispatch of every plot rule (``draw``) and the Table 1 figures.
 - ``experiments``: Experiments 3 and 4, calibration and cosine figures.
 - ``study``: the sample-size study's figure.
+- ``dynamics``: the training-dynamics figures (alignment, per-direction curves, order).
 - ``style``: one style for every figure.
 """

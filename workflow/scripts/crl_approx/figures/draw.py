@@ -154,6 +154,21 @@ FIGURES = {
 }
 
 
+def _dynamics(kind):
+    def figure(inputs, params, path):
+        from . import dynamics
+
+        if kind == "order":
+            dynamics.plot_dynamics_order(inputs.table, path)
+        else:
+            getattr(dynamics, f"plot_dynamics_{kind}")(inputs.steps, path)
+
+    return figure
+
+
+FIGURES |= {f"dynamics_{k}": _dynamics(k) for k in ("alignment", "directions", "order")}
+
+
 def draw(kind: str, inputs, params, path) -> None:
     """The plot rules' entry point: ``kind`` names the figure."""
     if kind not in FIGURES:

@@ -3,7 +3,9 @@ shares.
 
 - ``spectrum``: the PMI operator on Gauss–Hermite quadrature, its spectrum, the InfoNCE loss.
 - ``crosscheck``: independent 2-D integrals that check the quadrature.
-- ``floor``: the best achievable rank-D InfoNCE excess (``rank_d_floor``).
+- ``floor``: the best achievable rank-D InfoNCE excess (``rank_d_floor``), and the best
+  re-weighting of given features (``recombination_excess``).
+- ``alignment``: subspaces of functions in L2(P): principal angles, capture, acquisition order.
 - ``asymptotics``: the small-t law of the noise condition on the mixture.
 - ``theory``: Table 2's encoder sizes (``sizes``).
 - ``stats``: mean and sd over seeds (``summarise``).

@@ -32,8 +32,11 @@ from .spectrum import OperatorSpectrum, infonce_loss, operator_spectrum
 log = logging.getLogger(__name__)
 
 
-def rank_d_floor(spec: OperatorSpectrum, d: int, tau: float, max_iter: int = 20000) -> dict:
-    """Minimise the quadrature InfoNCE loss over rank-d scores s = F Gᵀ."""
+def rank_d_floor(
+    spec: OperatorSpectrum, d: int, tau: float, max_iter: int = 20000, factors: bool = False
+) -> dict:
+    """Minimise the quadrature InfoNCE loss over rank-d scores s = F Gᵀ (with ``factors``, the
+    optimum's F and G on the nodes too, as ``f`` and ``g``)."""
     q = spec.quad
     nx, ny = q.x.size, q.y.size
     # nodes whose weight underflows to 0 do not enter the loss; keep them out of the unknowns
@@ -75,7 +78,7 @@ def rank_d_floor(spec: OperatorSpectrum, d: int, tau: float, max_iter: int = 200
     f[keep_x] = res.x[: kx * d].reshape(kx, d) / sx[:, None]
     g[keep_y] = res.x[kx * d :].reshape(ky, d) / sy[:, None]
     excess = infonce_loss(spec, f @ g.T, tau) - l_star
-    return {
+    return ({"f": f, "g": g} if factors else {}) | {
         "D": int(d),
         "rank_d_floor_excess_risk": float(excess),
         "truncation_excess_risk": float(start - l_star),
@@ -113,3 +116,40 @@ def run(gmm: dict, tau: float, output) -> pd.DataFrame:
     table = floor_table(GaussianMixture.from_config(gmm), gmm["dims"], tau, gmm["quadrature_nodes"])
     write_csv(table, output.floor)
     return table
+
+
+def recombination_excess(spec: OperatorSpectrum, f, g, tau: float, max_iter: int = 500) -> float:
+    """The best excess of a score f(x)ᵀ B g(y) over D × D matrices B, the learned features fixed:
+    what re-weighting the learned directions (a new last layer) can reach. InfoNCE is convex in the
+    score and the score linear in B, so L-BFGS from the learned score (B = I) finds the optimum;
+    the features are first orthonormalised in L2(P) (same spans) so that B is well conditioned."""
+
+    def basis(a, w):
+        _, sv, vt = np.linalg.svd(np.sqrt(w)[:, None] * a, full_matrices=False)
+        keep = sv > 1e-10 * sv[0]
+        return a @ vt[keep].T / sv[keep], vt[keep].T * sv[keep]  # a = basis @ coef.T
+
+    q = spec.quad
+    # nodes whose weight is below 1e-30 of the largest change the loss by less than 1e-25: left out
+    kx, ky = q.wx > 1e-30 * q.wx.max(), q.wy > 1e-30 * q.wy.max()
+    wx, wy = q.wx[kx], q.wy[ky]
+    fb, cf = basis(f[kx], wx)
+    gb, cg = basis(g[ky], wy)
+    log_wy = np.log(wy)
+    joint = wx[:, None] * wy[None, :] * np.exp(spec.pmi[np.ix_(kx, ky)])
+    shape = (fb.shape[1], gb.shape[1])
+
+    def value_and_grad(b):
+        s = fb @ b.reshape(shape) @ gb.T
+        a = s / tau + log_wy[None, :]
+        lse = logsumexp(a, axis=1)
+        ds = wx[:, None] * np.exp(a - lse[:, None]) - joint
+        return tau * (wx @ lse) - np.sum(joint * s), (fb.T @ ds @ gb).ravel()
+
+    b0 = (cf.T @ cg).ravel()  # f gᵀ = fb (cfᵀ cg) gbᵀ
+    res = minimize(value_and_grad, b0, jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
+    best = fb @ (res.x if res.fun <= value_and_grad(b0)[0] else b0).reshape(shape) @ gb.T
+    score = np.zeros((q.x.size, q.y.size))
+    score[np.ix_(kx, ky)] = best
+    # evaluated by the reference loss code on the full grid, like the floor
+    return float(infonce_loss(spec, score, tau) - infonce_loss(spec, tau * spec.pmi, tau))

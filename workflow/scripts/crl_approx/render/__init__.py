@@ -4,6 +4,7 @@ templates of the top-level ``report/`` folder.
 - ``html``: the report (``build``), its machine and benchmark tables.
 - ``summary``: the verdict summary at the top of the report.
 - ``sections``, ``study``: what each report section prints.
+- ``dynamics``: the training-dynamics section and its summary lines.
 - ``verdicts``: how numbers are printed and compared with the paper's.
 - ``provenance``: where each printed number comes from.
 - ``readme``, ``numbers``: README's and docs/'s generated blocks and how they print numbers.

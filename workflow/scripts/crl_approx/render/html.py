@@ -21,7 +21,7 @@ import yaml
 from ..config import load_paper_values, paper_in_setting
 from ..numerics import tiers
 from ..runtime import atomic_path
-from . import provenance, study, summary
+from . import dynamics, provenance, study, summary
 from .sections import (
     calibration_context,
     cosine_context,
@@ -229,7 +229,9 @@ def build(inputs, params, output, repo: Path) -> str:
             paper,
             src,
             config["noise"]["ci_level"],
+            dynamics.summary_lines(inputs.dynamics_table, summary._line, src),
         ),
+        "dynamics": dynamics.context(inputs.dynamics_table),
         "src": src,
         "paper_src": src.paper,
         "derived": src.derived,

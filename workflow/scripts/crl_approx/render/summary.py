@@ -217,6 +217,7 @@ def summary(
     paper,
     src=_no_src,
     level: float = 0.95,
+    extra=(),
 ) -> dict:
     """The summary in groups, each with its own counts: the quantities no training protocol
     touches (spectrum, the excess-tail relation, LCGM, noise exponent), then Table 1's MLP cells
@@ -233,6 +234,8 @@ def summary(
         role += ["the protocol the paper states"] if o == STATED else []
         label = f"Table 1's MLP cells, objective {o}" + (f" ({', '.join(role)})" if role else "")
         groups.append(_group(label, mlp_lines(table1_rows, o, src)))
+    if extra:  # further lines, e.g. the training-dynamics predictions
+        groups.append(_group("training dynamics (our predictions)", list(extra)))
     lines = [line for g in groups for line in g["lines"]]
     return {
         "groups": groups,

@@ -4,7 +4,9 @@ by the loops of :mod:`.loops`, evaluated per epoch, and written one folder per s
 Per epoch the host waits for the device once (the epoch's losses), then checkpoints f and g of
 every replica in float64: on the Gaussian mixture at the evaluation grid's nodes (so the population
 excess of every checkpoint is exact up to quadrature error), on the LCGM at the first
-``lcgm.n_checkpoint`` validation pairs of each seed.
+``lcgm.n_checkpoint`` validation pairs of each seed. Optionally (``early_steps``, the dynamics
+analysis's log-spaced steps) f and g are also saved after those optimiser steps: evaluations only
+(a float64 copy of the towers, no random draw), so the training path is unchanged.
 """
 
 from __future__ import annotations
@@ -43,12 +45,22 @@ def _run_info(dev) -> dict:
 class _Recorder:
     """Per-epoch bookkeeping for every replica: losses (one host sync), checkpoints, history."""
 
-    def __init__(self, model, train, checkpoint_inputs, evaluate=None):
+    def __init__(self, model, train, checkpoint_inputs, evaluate=None, early_steps=()):
         self.model, self.train, self.epochs = model, train, train["epochs"]
         self.inputs = checkpoint_inputs  # (x, y) of the checkpoint points: (n, d) or (R, n, d)
         self.evaluate = evaluate  # (f, g) of one replica -> (population loss, excess), or None
-        self.f, self.g = [], []
+        self.f, self.g, self.steps = [], [], []
+        self.early = {"step": [], "f": [], "g": []}
+        self.early_steps, self.t = {int(t) for t in early_steps}, 0
         self.history = [[] for _ in model.seeds]
+
+    def after_step(self, t):
+        """After optimiser step t: f and g at the checkpoint points if t is an early step."""
+        self.t = t
+        if t in self.early_steps:
+            fx, gy = embed(self.model, *self.inputs)
+            for key, value in zip(("step", "f", "g"), (t, fx, gy), strict=True):
+                self.early[key].append(value)
 
     def __call__(self, epoch, train_loss, val_loss, t0):
         both = train_loss if val_loss is None else torch.stack([train_loss, val_loss])
@@ -57,6 +69,7 @@ class _Recorder:
         fx, gy = embed(self.model, *self.inputs)
         self.f.append(fx)
         self.g.append(gy)
+        self.steps.append(self.t)
         seconds = time.perf_counter() - t0
         for r, seed in enumerate(self.model.seeds):
             rec = {"epoch": epoch, "train_loss": values[0][r]}
@@ -98,11 +111,18 @@ class _Recorder:
         }
 
     def checkpoints(self, r: int) -> dict:
-        return {
+        """Replica r's checkpoints: per epoch (its end step), and the early steps if any."""
+        out = {
             "epoch": np.arange(1, len(self.f) + 1),
+            "step": np.asarray(self.steps, dtype=np.int64),
             "f": np.stack([f[r] for f in self.f]),
             "g": np.stack([g[r] for g in self.g]),
         }
+        if self.early["step"]:
+            out["early_step"] = np.asarray(self.early["step"], dtype=np.int64)
+            out["early_f"] = np.stack([f[r] for f in self.early["f"]])
+            out["early_g"] = np.stack([g[r] for g in self.early["g"]])
+        return out
 
 
 def train_gmm(
@@ -117,6 +137,7 @@ def train_gmm(
     device="auto",
     steps=None,
     fresh=False,
+    early_steps=(),
 ):
     """Train one model per seed on the Gaussian mixture, all seeds at once; returns (model,
     [metrics per seed], [checkpoints per seed]). Objective ``samples``: on each seed's pool of
@@ -137,7 +158,8 @@ def train_gmm(
         loss = infonce_loss(spec, fx @ gy.T, tau)
         return loss, loss - l_star
 
-    rec = _Recorder(model, train, (spec.quad.x[:, None], spec.quad.y[:, None]), evaluate)
+    nodes = (spec.quad.x[:, None], spec.quad.y[:, None])
+    rec = _Recorder(model, train, nodes, evaluate, early_steps)
     t_start = time.perf_counter()
     if objective == "samples":
         if pairs is None:
@@ -162,7 +184,7 @@ def train_gmm(
     return model, metrics, ckpts
 
 
-def train_lcgm(lcgm, train, tau, dim, seeds, threads, pairs, device="auto"):
+def train_lcgm(lcgm, train, tau, dim, seeds, threads, pairs, device="auto", early_steps=()):
     """Train one model per seed on LCGM pairs (objective ``samples``: no quadrature exists in 16
     dimensions), all seeds at once. Checkpoints hold f, g per epoch on the first
     ``lcgm.n_checkpoint`` validation pairs of each seed; the probes evaluate the final model."""
@@ -172,7 +194,7 @@ def train_lcgm(lcgm, train, tau, dim, seeds, threads, pairs, device="auto"):
     model = build_model(seeds, d_x, d_y, dim, train).to(dev, torch.float32)
     n_ck = lcgm["n_checkpoint"]
     inputs = tuple(np.stack([p[k][:n_ck] for p in pairs]) for k in ("x_val", "y_val"))
-    rec = _Recorder(model, train, inputs)
+    rec = _Recorder(model, train, inputs, early_steps=early_steps)
     t_start = time.perf_counter()
     steps = fit_pairs(model, pairs, train, tau, dev, rec)
     wall = time.perf_counter() - t_start
@@ -200,13 +222,18 @@ def write_outputs(model, metrics: list, checkpoints: list, output, meta: dict) -
             tmp.write_text(text)
 
 
-def run(dataset, data, train, tau, dim, seeds, objective, threads, pairs_paths, output) -> list:
+def run(
+    dataset, data, train, tau, dim, seeds, objective, threads, pairs_paths, output, early_steps=()
+) -> list:
     """The ``train_encoder`` rule: every seed of one (dataset, objective, score, D) cell;
-    ``data`` is the dataset's config section, ``pairs_paths`` one file per seed (or none)."""
+    ``data`` is the dataset's config section, ``pairs_paths`` one file per seed (or none),
+    ``early_steps`` the optimiser steps after which f and g are also saved."""
 
     pairs = [dict(np.load(p)) for p in pairs_paths] if pairs_paths else None
     if dataset == "gmm":
-        model, metrics, ckpts = train_gmm(data, train, tau, dim, seeds, objective, threads, pairs)
+        model, metrics, ckpts = train_gmm(
+            data, train, tau, dim, seeds, objective, threads, pairs, early_steps=early_steps
+        )
         for m in metrics:
             log.info(
                 "D=%d seed=%d %s %s: excess %.4e, L2 (self-normalised, squared) %.4e",
@@ -220,7 +247,9 @@ def run(dataset, data, train, tau, dim, seeds, objective, threads, pairs_paths, 
     elif dataset == "lcgm":
         if objective != "samples":
             raise ValueError(f"the LCGM trains on sampled pairs only, not objective {objective!r}")
-        model, metrics, ckpts = train_lcgm(data, train, tau, dim, seeds, threads, pairs)
+        model, metrics, ckpts = train_lcgm(
+            data, train, tau, dim, seeds, threads, pairs, early_steps=early_steps
+        )
         for m in metrics:
             log.info("D=%d seed=%d: val loss %.6f", dim, m["seed"], m["final_val_loss"])
     else:

@@ -201,9 +201,10 @@ def fresh_batches(mix, seeds, batch: int, dtype, dev):
         yield from zip(x.unbind(0), y.unbind(0), strict=True)
 
 
-def run_steps(model, opt, batches, n_steps: int, tau: float):
+def run_steps(model, opt, batches, n_steps: int, tau: float, after_step=None):
     """``n_steps`` optimiser steps on the next batches of ``batches``; the mean loss per replica
-    as a tensor (not yet synchronised)."""
+    as a tensor (not yet synchronised). ``after_step(t)``, if given, runs after each step with the
+    run's step count t (it must not change the model or draw random numbers)."""
     p = next(model.parameters())
     total = torch.zeros(model.replicas, dtype=p.dtype, device=p.device)
     for _ in range(n_steps):
@@ -213,6 +214,8 @@ def run_steps(model, opt, batches, n_steps: int, tau: float):
         loss.sum().backward()
         opt.step()
         total += loss.detach()
+        if after_step is not None:
+            after_step(opt.t)
     return total / max(1, n_steps)
 
 
@@ -275,12 +278,14 @@ def fit_fresh(model, mix, val_pairs: list[dict], train: dict, tau: float, dev, e
 def fit_stream(model, batches, total: int, val, train: dict, tau: float, end_epoch) -> int:
     """``total`` steps of in-batch InfoNCE on ``batches`` under one lr schedule, split into
     ``train.epochs`` checkpoints. ``end_epoch(epoch, train_loss, val_loss, t0)`` runs after each
-    with tensors of R losses (val: the in-batch loss on the validation pairs ``val``)."""
+    with tensors of R losses (val: the in-batch loss on the validation pairs ``val``); its
+    ``after_step`` method, if any, after every step (see :func:`run_steps`)."""
     opt = make_optimizer(model, train, total)
+    after_step = getattr(end_epoch, "after_step", None)
     for epoch, n_steps in enumerate(split_steps(total, train["epochs"]), start=1):
         t0 = time.perf_counter()
         model.train()
-        train_loss = run_steps(model, opt, batches, n_steps, tau)
+        train_loss = run_steps(model, opt, batches, n_steps, tau, after_step)
         model.eval()
         end_epoch(epoch, train_loss, block_losses(model, *val, tau, train["batch_size"]), t0)
     return total
@@ -291,6 +296,7 @@ def fit_population(model, grid, train: dict, tau: float, end_epoch) -> int:
     split into ``train.epochs`` checkpoints (val_loss None: the caller evaluates on its grid)."""
     steps, epochs = train["population_steps"], train["epochs"]
     opt = make_optimizer(model, train, steps)
+    after_step = getattr(end_epoch, "after_step", None)
     r = model.replicas
     gx = grid.x.expand(r, *grid.x.shape).contiguous()
     gy = grid.y.expand(r, *grid.y.shape).contiguous()
@@ -304,6 +310,8 @@ def fit_population(model, grid, train: dict, tau: float, end_epoch) -> int:
             loss.sum().backward()
             opt.step()
             total += loss.detach()
+            if after_step is not None:
+                after_step(opt.t)
         model.eval()
         end_epoch(epoch, total / max(1, n_steps), None, t0)
     return steps

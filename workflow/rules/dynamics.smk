@@ -1,0 +1,110 @@
+# The paper's open problem, measured: over the checkpoints of Table 1's Gaussian-mixture runs, the
+# alignment of the learned span(f), span(g) with the leading eigenfunctions, and the order in
+# which directions are acquired (docs/dynamics.md).
+
+
+rule measure_dynamics:
+    input:
+        metrics=encoder_files("gmm", table1_runs(), "metrics.json"),
+        checkpoints=encoder_files("gmm", table1_runs(), "checkpoints.npz"),
+    output:
+        steps="results/tables/dynamics_steps.csv",
+        table=report(
+            "results/tables/dynamics.csv",
+            caption="../../report/captions/dynamics_table.rst",
+            category="Training dynamics",
+        ),
+    log:
+        "logs/measure_dynamics/dynamics.log",
+    benchmark:
+        "benchmarks/measure_dynamics/dynamics.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime="10m",
+    params:
+        gmm=gmm_params("quadrature_nodes"),
+        tau=lookup(dpath="tau", within=config),
+        dynamics=lookup(dpath="dynamics", within=config),
+    script:
+        "../scripts/measure_dynamics.py"
+
+
+rule plot_dynamics_alignment:
+    input:
+        steps=rules.measure_dynamics.output.steps,
+        code=PLOT_CODE,
+    output:
+        figure=report(
+            "results/figures/dynamics_alignment.svg",
+            caption="../../report/captions/dynamics_alignment.rst",
+            category="Training dynamics",
+        ),
+    log:
+        "logs/plot_dynamics_alignment/dynamics_alignment.log",
+    benchmark:
+        "benchmarks/plot_dynamics_alignment/dynamics_alignment.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        kind="dynamics_alignment",
+    script:
+        "../scripts/plot.py"
+
+
+rule plot_dynamics_directions:
+    input:
+        steps=rules.measure_dynamics.output.steps,
+        code=PLOT_CODE,
+    output:
+        figure=report(
+            "results/figures/dynamics_directions.svg",
+            caption="../../report/captions/dynamics_directions.rst",
+            category="Training dynamics",
+        ),
+    log:
+        "logs/plot_dynamics_directions/dynamics_directions.log",
+    benchmark:
+        "benchmarks/plot_dynamics_directions/dynamics_directions.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        kind="dynamics_directions",
+    script:
+        "../scripts/plot.py"
+
+
+rule plot_dynamics_order:
+    input:
+        table=rules.measure_dynamics.output.table,
+        code=PLOT_CODE,
+    output:
+        figure=report(
+            "results/figures/dynamics_order.svg",
+            caption="../../report/captions/dynamics_order.rst",
+            category="Training dynamics",
+        ),
+    log:
+        "logs/plot_dynamics_order/dynamics_order.log",
+    benchmark:
+        "benchmarks/plot_dynamics_order/dynamics_order.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        kind="dynamics_order",
+    script:
+        "../scripts/plot.py"

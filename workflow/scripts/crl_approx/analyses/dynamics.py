@@ -1,0 +1,237 @@
+"""Training dynamics on the Gaussian mixture: does training find the top singular functions, and in
+which order? (The paper's own open problem; docs/dynamics.md.)
+
+Over every checkpoint of every Table 1 run (the early log-spaced steps and the epoch ends), on the
+evaluation quadrature:
+
+* alignment: the principal angles between span(f) and span(ψ_1..ψ_D), and between span(g) and
+  span(φ_1..φ_D), in L2(P), every function centred under its marginal (a constant direction of g is
+  invisible to InfoNCE; :mod:`..numerics.alignment`);
+* per direction i ≤ D: the subspace capture ‖P_f ψ_i‖² (and ‖P_g φ_i‖²), and the learned
+  coefficient m_i = ⟨s/τ, ψ_i ⊗ φ̃_i⟩ / (√λ_i ‖φ̃_i‖²) (1 at the optimum);
+* acquisition: per direction the first recorded step at which m_i reaches
+  ``coefficient_fraction`` of its final value (directions whose final m_i is below
+  ``learned_min`` are not learned and left out), and Spearman's ρ of that step with i;
+* excess explained, at ``decompose_steps`` and the final checkpoint: the excess L(s) − L* beside the
+  best excess of a re-weighting f(x)ᵀ B g(y) of the same features, and the rank-D floor: the gap
+  above the floor splits into "aligned but mis-scaled" (excess − re-weighted) and "not yet aligned"
+  (re-weighted − floor).
+
+Verdicts of the two pre-registered predictions (config ``dynamics``) per objective and D.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..models.gmm import GaussianMixture
+from ..numerics.alignment import (
+    acquisition_steps,
+    capture_fractions,
+    learned_coefficients,
+    order_correlation,
+    subspace_alignment,
+)
+from ..numerics.floor import rank_d_floor, recombination_excess
+from ..numerics.spectrum import infonce_loss, operator_spectrum
+
+log = logging.getLogger(__name__)
+
+
+def checkpoint_series(ck) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(steps, f, g) of one run: the early steps then the epoch ends, in step order (an early step
+    that is also an epoch end is kept once)."""
+    steps, f, g = ck["step"], ck["f"], ck["g"]
+    if "early_step" in ck:
+        new = ~np.isin(ck["early_step"], steps)
+        steps = np.concatenate([ck["early_step"][new], steps])
+        f = np.concatenate([ck["early_f"][new], f])
+        g = np.concatenate([ck["early_g"][new], g])
+    order = np.argsort(steps, kind="stable")
+    return steps[order], f[order], g[order]
+
+
+def run_rows(spec, tau, l_star, floor: dict, run: dict, ck, decompose) -> list[dict]:
+    """One row per (checkpoint, direction i ≤ D) of one run; ``floor`` is the rank-D floor's
+    optimum (:func:`..numerics.floor.rank_d_floor` with its factors)."""
+    q, d = spec.quad, run["D"]
+    psi, phi, s = spec.psi(d), spec.phi(d), spec.s[:d]
+    steps, fs, gs = checkpoint_series(ck)
+    rows = []
+    for k, (step, f, g) in enumerate(zip(steps, fs, gs, strict=True)):
+        fa, ga = subspace_alignment(f, psi, q.wx), subspace_alignment(g, phi, q.wy)
+        fo = subspace_alignment(f, floor["f"], q.wx)
+        go = subspace_alignment(g, floor["g"], q.wy)
+        excess = infonce_loss(spec, f @ g.T, tau) - l_star
+        refit = np.nan
+        if step in decompose or k == len(steps) - 1:
+            refit = recombination_excess(spec, f, g, tau)
+        per_run = {
+            "objective": run["objective"],
+            "D": d,
+            "seed": run["seed"],
+            "step": int(step),
+            "excess_risk": excess,
+            "refit_excess": refit,
+            "floor_excess": floor["rank_d_floor_excess_risk"],
+            "f_min_cos2": fa["min_cos2"],
+            "f_mean_cos2": fa["mean_cos2"],
+            "g_min_cos2": ga["min_cos2"],
+            "g_mean_cos2": ga["mean_cos2"],
+            "f_floor_min_cos2": fo["min_cos2"],
+            "g_floor_min_cos2": go["min_cos2"],
+        }
+        fc, gc = capture_fractions(f, psi, q.wx), capture_fractions(g, phi, q.wy)
+        coef = learned_coefficients(f, g, psi, phi, s, q.wx, q.wy, tau)
+        for i in range(d):
+            rows.append(
+                per_run
+                | {
+                    "direction": i + 1,
+                    "lambda": s[i] ** 2,
+                    "f_capture": fc[i],
+                    "g_capture": gc[i],
+                    "coefficient": coef[i],
+                }
+            )
+    return rows
+
+
+def acquisition(run: pd.DataFrame, dyn: dict) -> dict:
+    """One run's acquisition steps (learned coefficient and subspace capture) and their ρ."""
+    wide = run.pivot(index="step", columns="direction")
+    steps = wide.index.to_numpy()
+    coef = wide["coefficient"].to_numpy()
+    final = coef[-1]
+    learned = final >= dyn["learned_min"]
+    t_coef = np.full(final.size, np.nan)
+    for i in np.flatnonzero(learned):
+        t_coef[i] = acquisition_steps(steps, coef[:, [i]] / final[i], dyn["coefficient_fraction"])[
+            0
+        ]
+    t_cap = acquisition_steps(steps, wide["f_capture"].to_numpy(), dyn["capture_threshold"])
+    return {
+        "n_learned": int(learned.sum()),
+        "steps_coefficient": t_coef,
+        "rho_coefficient": order_correlation(t_coef[learned]),
+        "steps_capture": t_cap,
+        "rho_capture": order_correlation(t_cap),
+    }
+
+
+def alignment_verdict(d: int, resolvable: int, f_min: float, g_min: float, tol: float):
+    """Prediction 1: the final smallest squared cosines reach 1 − tol when every direction of D
+    is resolvable."""
+    if d > resolvable:
+        return "inconclusive", f"only {resolvable} of the {d} directions have λ_i ≥ the excess"
+    worst = min(f_min, g_min)
+    verdict = "holds" if worst >= 1 - tol else "fails"
+    return verdict, f"smallest cos² {worst:.3f} vs {1 - tol:.2f}"
+
+
+def order_verdict(d: int, rhos, rho_holds: float):
+    """Prediction 2: the mean over seeds of Spearman's ρ(acquisition step, i) is ≥ rho_holds;
+    ρ ≤ 0 fails; a seed without a defined ρ is left out, and none leaves the verdict open."""
+    if d < 2:
+        return "not applicable", "one direction: no order"
+    valid = [r for r in rhos if np.isfinite(r)]
+    if not valid:
+        return "inconclusive", "fewer than two learned directions, or all acquired at one step"
+    mean = float(np.mean(valid))
+    verdict = "holds" if mean >= rho_holds else "fails" if mean <= 0 else "inconclusive"
+    return verdict, f"mean ρ {mean:+.2f} over {len(valid)} seeds"
+
+
+def _steps_text(steps) -> str:
+    return ";".join("-" if not np.isfinite(t) else f"{t:g}" for t in steps)
+
+
+def summary_table(rows: pd.DataFrame, spec, dyn: dict, floors: dict) -> pd.DataFrame:
+    """One row per (objective, D): final alignment, acquisition order, decomposition, verdicts;
+    ``floors[D]`` the alignment of the rank-D floor's own optimum with the eigenfunctions."""
+    lam = spec.eigenvalues
+    out = []
+    for (objective, d), cell in rows.groupby(["objective", "D"], sort=True):
+        acq = [acquisition(run, dyn) for _, run in cell.groupby("seed")]
+        last = cell[cell["step"] == cell.groupby("seed")["step"].transform("max")]
+        final = last.drop_duplicates("seed")
+        excess = float(final["excess_risk"].mean())
+        resolvable = int((lam >= excess).sum())
+        f_min, g_min = float(final["f_min_cos2"].mean()), float(final["g_min_cos2"].mean())
+        align = alignment_verdict(d, resolvable, f_min, g_min, dyn["alignment_tol"])
+        rhos = [a["rho_coefficient"] for a in acq]
+        order = order_verdict(d, rhos, dyn["rho_holds"])
+        gap = final["excess_risk"] - final["floor_excess"]
+        misscaled = final["excess_risk"] - final["refit_excess"]
+        out.append(
+            {
+                "objective": objective,
+                "D": int(d),
+                "n_seeds": len(acq),
+                "final_excess": excess,
+                "resolvable": resolvable,
+                "f_min_cos2": f_min,
+                "g_min_cos2": g_min,
+                "f_min_cos2_sd": float(final["f_min_cos2"].std()),
+                "g_min_cos2_sd": float(final["g_min_cos2"].std()),
+                "lambdas": ";".join(f"{v:.6g}" for v in lam[:d]),
+                "f_floor_min_cos2": float(final["f_floor_min_cos2"].mean()),
+                "g_floor_min_cos2": float(final["g_floor_min_cos2"].mean()),
+                "floor_f_min_cos2": floors[d]["f_min_cos2"],
+                "floor_g_min_cos2": floors[d]["g_min_cos2"],
+                "n_learned": float(np.mean([a["n_learned"] for a in acq])),
+                "acquisition_steps": _steps_text(
+                    np.nanmedian(np.stack([a["steps_coefficient"] for a in acq]), axis=0)
+                ),
+                "rho_coefficient": float(np.nanmean(rhos)) if np.isfinite(rhos).any() else np.nan,
+                "capture_steps": _steps_text(
+                    np.median(np.stack([a["steps_capture"] for a in acq]), axis=0)
+                ),
+                "rho_capture": float(np.nanmean([a["rho_capture"] for a in acq]))
+                if np.isfinite([a["rho_capture"] for a in acq]).any()
+                else np.nan,
+                "final_gap_to_floor": float(gap.mean()),
+                "final_misscaled_share": float((misscaled / gap).mean()),
+                "alignment_verdict": align[0],
+                "alignment_reason": align[1],
+                "order_verdict": order[0],
+                "order_reason": order[1],
+            }
+        )
+    return pd.DataFrame(out)
+
+
+def run(gmm: dict, tau: float, dyn: dict, metric_paths, ckpt_paths, output):
+    """The ``measure_dynamics`` rule."""
+    from ..runtime import write_csv
+
+    spec = operator_spectrum(GaussianMixture.from_config(gmm), gmm["quadrature_nodes"])
+    l_star = infonce_loss(spec, tau * spec.pmi, tau)
+    q, optima, floors = spec.quad, {}, {}
+    ckpts = {Path(p).parent: p for p in ckpt_paths}  # pair each run's files by their folder
+    rows = []
+    for metrics_path in metric_paths:
+        with open(metrics_path, encoding="utf-8") as fh:
+            run_meta = json.load(fh)
+        ck = dict(np.load(ckpts[Path(metrics_path).parent]))
+        if not np.array_equal(ck["x_nodes"], spec.quad.x):
+            raise ValueError(f"{metrics_path}: checkpoints on another quadrature")
+        d = run_meta["D"]
+        if d not in optima:  # the rank-D floor's optimum, as compute_rank_floor finds it
+            optima[d] = rank_d_floor(spec, d, tau, factors=True)
+            floors[d] = {
+                f"{side}_min_cos2": subspace_alignment(optima[d][side], eig, w)["min_cos2"]
+                for side, eig, w in (("f", spec.psi(d), q.wx), ("g", spec.phi(d), q.wy))
+            }
+        rows += run_rows(spec, tau, l_star, optima[d], run_meta, ck, set(dyn["decompose_steps"]))
+    rows = pd.DataFrame(rows)
+    table = summary_table(rows, spec, dyn, floors)
+    log.info("dynamics:\n%s", table.to_string(index=False))
+    write_csv(rows, output.steps)
+    write_csv(table, output.table)
+    return table

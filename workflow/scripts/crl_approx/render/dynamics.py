@@ -1,0 +1,105 @@
+"""The report's training-dynamics section (results/tables/dynamics.csv) and its lines in the
+verdict summary: the two pre-registered predictions, per objective.
+
+A summary line aggregates the D of one objective: "fails" if any D fails, else "holds" if any D
+holds, else "inconclusive"; the section's table gives every D with its reason."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+#: verdict → css class of the report's verdict colours
+CSS = {"holds": "match", "fails": "differs", "inconclusive": "order", "not applicable": "none"}
+
+
+def _g(value, digits=3) -> str:
+    return "—" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def _rho(value) -> str:
+    return "—" if not math.isfinite(value) else f"{value:+.2f}"
+
+
+def context(table_csv) -> dict:
+    """Rows of the section's table, printed as the template shows them."""
+    t = pd.read_csv(table_csv)
+    rows = []
+    for r in t.to_dict("records"):
+        rows.append(
+            {
+                "objective": r["objective"],
+                "D": int(r["D"]),
+                "excess": f"{r['final_excess']:.3e}",
+                "resolvable": int(r["resolvable"]),
+                "f_min": _g(r["f_min_cos2"]),
+                "g_min": _g(r["g_min_cos2"]),
+                "f_floor": _g(r["f_floor_min_cos2"]),
+                "floor_f": _g(r["floor_f_min_cos2"]),
+                "steps": str(r["acquisition_steps"]).replace(";", " · "),
+                "rho": _rho(r["rho_coefficient"]),
+                "capture_steps": str(r["capture_steps"]).replace(";", " · "),
+                "rho_capture": _rho(r["rho_capture"]),
+                "misscaled": _g(r["final_misscaled_share"], 2),
+                "alignment": r["alignment_verdict"],
+                "alignment_css": CSS[r["alignment_verdict"]],
+                "alignment_reason": r["alignment_reason"],
+                "order": r["order_verdict"],
+                "order_css": CSS[r["order_verdict"]],
+                "order_reason": r["order_reason"],
+            }
+        )
+    return {"rows": rows}
+
+
+def aggregate(verdicts) -> str:
+    """One objective's verdict over its D (see the module doc)."""
+    verdicts = list(verdicts)
+    if "fails" in verdicts:
+        return "fails"
+    return "holds" if "holds" in verdicts else "inconclusive"
+
+
+def summary_lines(table_csv, line, src) -> list[dict]:
+    """Two summary lines per objective, built by ``line`` (the summary's line constructor)."""
+    t = pd.read_csv(table_csv)
+    lines = []
+    for objective, sub in t.groupby("objective", sort=True):
+        decided = sub[sub["alignment_verdict"] != "inconclusive"]
+        worst = decided[["f_min_cos2", "g_min_cos2"]].min(axis=1)
+        label = aggregate(sub["alignment_verdict"])
+        lines.append(
+            line(
+                f"Training dynamics, {objective}: span(f), span(g) reach the top-D eigenfunctions "
+                "(pre-registered; the paper leaves it open)",
+                _g(worst.min()) if len(worst) else "—",
+                "open problem",
+                label,
+                CSS[label],
+                "dynamics",
+                src.derived(
+                    "smallest of f_min_cos2, g_min_cos2 over the D whose directions are all "
+                    "resolvable, results/tables/dynamics.csv (rule measure_dynamics)"
+                ),
+            )
+        )
+        ordered = sub[sub["order_verdict"] != "not applicable"]
+        label = aggregate(ordered["order_verdict"])
+        rhos = ordered["rho_coefficient"].dropna()
+        lines.append(
+            line(
+                f"Training dynamics, {objective}: directions acquired in order of decreasing λ_i "
+                "(pre-registered)",
+                _rho(rhos.mean()) if len(rhos) else "—",
+                "open problem",
+                label,
+                CSS[label],
+                "dynamics",
+                src.derived(
+                    "mean over D of rho_coefficient (Spearman's ρ of acquisition step against i), "
+                    "results/tables/dynamics.csv (rule measure_dynamics)"
+                ),
+            )
+        )
+    return lines
