@@ -115,6 +115,29 @@ def test_elbow_rule():
     assert elbow(dims[::-1], r2[::-1], 0.95) == 8  # order of the sweep does not matter
     excess = [0.5, 0.2, 0.05, 0.011, 0.010, 0.010, 0.0101, 0.0102]
     assert elbow(dims, excess, 0.95, increasing=False) == 6
+    assert elbow(dims, excess, 0.95, increasing=False, log=True) == 6
+
+
+def test_the_elbow_is_where_the_curve_stays_not_its_first_crossing():
+    dims = [1, 2, 4, 6, 8, 10]
+    r2 = [0.10, 0.96, 0.50, 0.70, 0.955, 0.957]  # crosses the band at 2, leaves it, returns at 8
+    assert elbow(dims, r2, 0.95) == 8
+    assert elbow(dims, [0.1, 0.96, 0.5, 0.9, 0.96, 0.5], 0.95) is None  # leaves at the last D
+
+
+def test_an_excess_curve_over_decades_is_read_on_a_log_scale():
+    # falls 10x per step: on a linear scale the first step is 90 % of the gap, so the band
+    # (95 %) is met at D = 4 although the excess still falls 100x after it; on log10 it is D = 16
+    dims, excess = [1, 2, 4, 8, 16], [1.0, 0.1, 0.01, 0.001, 0.0001]
+    assert elbow(dims, excess, 0.95, increasing=False) == 4
+    assert elbow(dims, excess, 0.95, increasing=False, log=True) == 16
+
+
+def test_the_elbow_refuses_a_nan():
+    with pytest.raises(ValueError, match="not finite at D = \\[4\\]"):
+        elbow([1, 2, 4, 8], [0.1, 0.5, float("nan"), 0.9], 0.95)
+    with pytest.raises(ValueError, match="q > 0"):
+        elbow([1, 2], [0.1, 0.0], 0.95, increasing=False, log=True)
 
 
 def test_lcgm_pairs_are_deterministic_and_splits_independent():

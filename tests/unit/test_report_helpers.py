@@ -113,3 +113,32 @@ def test_the_excess_tail_relation_can_fail():
     assert excess_tail_line(ok.assign(tau=0.5))["verdict"] == "holds"  # ratio 0.1 <= 0.25
     bad = ok.assign(truncation_excess_risk=[1e-3, 5e-5], tau=0.5)  # ratio 0.5 at D = 2
     assert excess_tail_line(bad)["verdict"] == "fails"
+
+
+def test_the_calibration_spread_is_read_from_the_points():
+    import pandas as pd
+
+    from crl_approx.render.sections import low_d_spread
+
+    points = pd.DataFrame(
+        {
+            "source": ["checkpoint"] * 4 + ["truncation"],
+            "D": [1, 1, 1, 2, 1],
+            "contrastive_excess": [1.0e-2, 1.1e-2, 1.0e-1, 5e-3, 1.0],
+            "retrieval_excess": [
+                1e-6,
+                1e-3,
+                0.0,
+                1e-2,
+                1e-9,
+            ],  # 0 left out; D = 2 and truncation too
+        }
+    )
+    s = low_d_spread(points)
+    assert (s["n"], s["ce_lo"], s["ce_hi"], s["ce_decades"], s["re_decades"]) == (
+        3,
+        "0.01",
+        "0.1",
+        "1.0",
+        "3.0",
+    )

@@ -13,6 +13,7 @@ from crl_approx.analyses import sample_size
 from crl_approx.models.data import fresh_blocks, gmm_pairs
 from crl_approx.models.gmm import GaussianMixture
 from crl_approx.models.rng import STREAM_TRAIN, stream
+from crl_approx.numerics import powerlaw
 from crl_approx.training import cells
 from crl_approx.training.loops import fresh_batches, split_steps
 
@@ -141,41 +142,45 @@ def test_decomposition_splits_each_run_against_its_own_seeds_population_run():
 
 
 def test_the_reach_verdict_follows_the_tolerance_and_the_seed_sd():
-    assert sample_size.reach_verdict(1.05e-5, math.nan, 1e-5) == ("reaches (within 10 %)", True)
+    assert sample_size.reach_verdict(1.05e-5, math.nan, 1e-5) == ("reaches (within 10%)", True)
     assert sample_size.reach_verdict(1.3e-5, 0.4e-5, 1e-5)[1] is True  # within one sd
     label, ok = sample_size.reach_verdict(1.3e-5, 0.1e-5, 1e-5)  # same mean, tighter seeds
     assert not ok and label == "above the paper (1.3×)"
     assert sample_size.reach_verdict(0.5e-5, 0.1e-5, 1e-5) == ("below the paper (0.5×)", False)
 
 
+STUDY = {"ci_level": 0.95, "budget_dims": [8], "min_epochs": 10}
+
+
 def test_power_fit_and_budget_recover_a_known_law():
-    x = np.array([100.0, 200.0, 400.0, 800.0])
-    a, log_c, used = sample_size.power_fit(x, 3.0 * x**-0.7)
-    assert (a, math.exp(log_c), used) == (pytest.approx(0.7), pytest.approx(3.0), 4)
-    # 1·S^(−1/2) = 0.01 at S = 10^4; with an offset of 0.005: S^(−1/2) = 0.005 at S = 40 000
-    assert sample_size.budget_to_reach(0.5, 0.0, 0.01) == pytest.approx(1e4)
-    assert sample_size.budget_to_reach(0.5, 0.0, 0.01, offset=0.005) == pytest.approx(4e4)
-    assert sample_size.budget_to_reach(0.5, 0.0, 0.004, offset=0.005) == math.inf
-    assert sample_size.budget_to_reach(-0.1, 0.0, 0.01) == math.inf
-    # non-positive points are left out, not logged
-    assert sample_size.power_fit(x, np.array([1.0, -1.0, 0.25, 0.125]))[2] == 3
+    x = np.array([1e4, 1e5, 1e6])
+    fit = powerlaw.power_fit(x, 3.0 * x**-0.8)
+    assert fit["a"] == pytest.approx(0.8) and fit["log_c"] == pytest.approx(math.log(3.0))
+    assert fit["dof"] == 1 and fit["rms_log_residual"] == pytest.approx(0.0, abs=1e-12)
+    bent = powerlaw.power_fit(x, np.array([1.0, 0.1, 0.05]))  # slopes 1 then 0.3: a residual
+    assert bent["rms_log_residual"] > 0.3
+    assert math.isnan(powerlaw.power_fit(x[:2], [1.0, 0.1])["rms_log_residual"])  # untested
+    assert powerlaw.local_exponents(x, [1.0, 0.1, 0.05]) == pytest.approx([1.0, math.log10(2)])
+    assert powerlaw.x_to_reach(0.5, 0.0, 0.01) == pytest.approx(1e4)
+    assert powerlaw.x_to_reach(0.5, 0.0, 0.01, offset=0.005) == pytest.approx(4e4)
+    assert powerlaw.x_to_reach(0.5, 0.0, 0.004, offset=0.005) == math.inf
+    assert powerlaw.x_to_reach(-0.1, 0.0, 0.01) == math.inf
 
 
 def test_the_interval_is_students_t_over_seeds():
     # three seeds at 0.9, 1.0, 1.1: sd 0.1, t(0.975, 2) = 4.303: 1 ± 0.2484
-    lo, hi = sample_size.t_interval(1.0, [0.9, 1.0, 1.1], 0.95)
+    lo, hi = powerlaw.t_interval(1.0, [0.9, 1.0, 1.1], 0.95)
     assert (lo, hi) == (pytest.approx(1 - 0.24843, abs=1e-4), pytest.approx(1 + 0.24843, abs=1e-4))
-    assert all(map(math.isnan, sample_size.t_interval(1.0, [0.9], 0.95)))
+    assert all(map(math.isnan, powerlaw.t_interval(1.0, [0.9], 0.95)))
 
 
-def _synthetic_parts(exponent, noise=0.1):
-    """Pools at 1e4..1e6 whose sampling part is 10·n^(−exponent) times a noise factor per run
-    (3 seeds)."""
+def _pools(law, steps=3900, noise=0.05):
+    """Pools at 1e4..1e6 (3 seeds) whose sampling part is law(n) times a noise factor per run."""
     rows = []
     rng = np.random.default_rng(1)
     for seed in (0, 1, 2):
         for n in (1e4, 1e5, 1e6):
-            k = 10.0 * math.exp(noise * rng.standard_normal())
+            y = law(n) * math.exp(noise * rng.standard_normal())
             rows.append(
                 {
                     "D": 4,
@@ -183,60 +188,119 @@ def _synthetic_parts(exponent, noise=0.1):
                     "protocol": f"n={int(n)}",
                     "pool_size": n,
                     "budget_multiplier": 1,
-                    "steps": 100,
+                    "steps": steps,
                     "lr": 1e-3,
-                    "sampling": k * n**-exponent,
-                    "mlp_excess_risk": 1e-5 + k * n**-exponent,
+                    "sampling": y,
+                    "mlp_excess_risk": 1e-5 + y,
                     "population": 1e-5,
                 }
             )
     return pd.DataFrame(rows)
 
 
-@pytest.mark.parametrize(
-    ("exponent", "verdict"), [(1.0, "consistent with 1/n"), (0.5, "slower than 1/n")]
-)
-def test_the_fitted_exponent_and_its_theory_verdict(exponent, verdict):
-    paper = {"table1": [{"D": 4, "mlp_excess_risk": 1.877e-5}]}
-    fits = sample_size.fit_rows(_synthetic_parts(exponent), paper, 0.95, [], 100, 1e-3)
-    row = fits.iloc[0]
-    assert row["fit"] == "sampling vs pool size"
-    assert row["exponent"] == pytest.approx(exponent, abs=0.02)
-    assert row["exponent_lo"] <= exponent <= row["exponent_hi"]
-    assert row["theory_verdict"] == verdict
+PAPER4 = {"table1": [{"D": 4, "mlp_excess_risk": 1.877e-5}]}
 
 
-def test_the_budget_axis_extrapolates_with_and_without_the_population_level():
-    # fresh excess = population level 1e-5 + k_seed / steps (sampling exactly ∝ 1/steps): the
-    # sampling fit has exponent 1, and the paper's 2e-5 is reached where k/S = 1e-5, i.e. at
-    # S = k_mean / 1e-5 steps, in multiples of the 3900-step budget
-    ks = {0: 0.35, 1: 0.39, 2: 0.43}
-    rows = [
-        {
-            "D": 8,
-            "seed": seed,
-            "protocol": "fresh",
-            "pool_size": np.nan,
-            "budget_multiplier": m,
-            "steps": 3900 * m,
-            "lr": 1e-3,
-            "population": 1e-5,
-            "sampling": k / (3900 * m),
-            "mlp_excess_risk": 1e-5 + k / (3900 * m),
-        }
-        for seed, k in ks.items()
-        for m in (1, 2, 4)
-    ]
-    paper = {"table1": [{"D": 8, "mlp_excess_risk": 2e-5}]}
-    fits = sample_size.fit_rows(pd.DataFrame(rows), paper, 0.95, [8], 3900, 1e-3).set_index("fit")
+def _two_regimes(n):
+    """1/n up to 1e5, then n^(−0.3): the shape of the default run's D = 4, 8 pool axis."""
+    return 10.0 / n if n <= 1e5 else 1e-4 * (n / 1e5) ** -0.3
+
+
+def test_the_pool_axis_is_split_by_regime_and_one_law_through_both_is_rejected():
+    fits = sample_size.fit_rows(_pools(_two_regimes), PAPER4, STUDY, 3900, 1e-3, 512)
+    fits = fits.set_index("fit")
+    first = fits.loc["sampling vs pool size (local 10000→100000)"]
+    assert first["regime"].startswith("pool-bound") and first["n_seeds"] == 3
+    assert first["exponent"] == pytest.approx(1.0, abs=0.1)
+    assert first["theory_verdict"] == "consistent with 1/n"
+    second = fits.loc["sampling vs pool size (local 100000→1e+06)"]
+    assert second["regime"].startswith("budget-bound (n = 1e+06 walked 2 times")
+    assert second["exponent"] == pytest.approx(0.3, abs=0.1)
+    assert second["theory_verdict"] == "— (budget-bound)"  # not "slower than 1/n"
+    law = fits.loc["sampling vs pool size"]
+    assert law["regime"] == "both regimes" and law["dof"] == 1 and law["rms_log_residual"] > 0.2
+    assert law["shape_test"].startswith("rejected")
+    assert law["theory_verdict"] == "— (one power law does not fit)"
+
+
+def test_one_law_over_pool_bound_pools_is_kept_and_judged():
+    # 1e6 steps of 512 walk even the 1e6 pool 512 times: every pool is pool-bound
+    fits = sample_size.fit_rows(
+        _pools(lambda n: 10.0 / n, steps=10**6), PAPER4, STUDY, 3900, 1e-3, 512
+    )
+    law = fits.set_index("fit").loc["sampling vs pool size"]
+    assert law["regime"] == "pool-bound" and law["shape_test"].startswith("not rejected")
+    assert law["exponent"] == pytest.approx(1.0, abs=0.05)
+    assert law["theory_verdict"] == "consistent with 1/n"
+    half = sample_size.fit_rows(
+        _pools(lambda n: n**-0.5, steps=10**6), PAPER4, STUDY, 3900, 1e-3, 512
+    )
+    assert half.set_index("fit").loc["sampling vs pool size", "theory_verdict"] == "slower than 1/n"
+
+
+def _fresh(ks, pops, sampling=None):
+    """Fresh stream at 1, 2, 4 × 3900 steps: seed s has population level pops[s] and third part
+    ks[s] / steps (exactly ∝ 1/steps) unless ``sampling`` overrides it."""
+    rows = []
+    for seed, k in ks.items():
+        for m in (1, 2, 4):
+            y = k / (3900 * m) if sampling is None else sampling(seed, m, k)
+            rows.append(
+                {
+                    "D": 8,
+                    "seed": seed,
+                    "protocol": "fresh",
+                    "pool_size": np.nan,
+                    "budget_multiplier": m,
+                    "steps": 3900 * m,
+                    "lr": 1e-3,
+                    "population": pops[seed],
+                    "sampling": y,
+                    "mlp_excess_risk": pops[seed] + y,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+KS = {0: 0.35, 1: 0.39, 2: 0.43}
+PAPER8 = {"table1": [{"D": 8, "mlp_excess_risk": 2e-5}]}
+
+
+def test_the_budget_axis_extrapolates_each_seed_to_the_reach_band_from_its_own_level():
+    pops = {0: 1.0e-5, 1: 1.2e-5, 2: 0.8e-5}
+    fits = sample_size.fit_rows(_fresh(KS, pops), PAPER8, STUDY, 3900, 1e-3, 512).set_index("fit")
     sampling = fits.loc["sampling vs steps (fresh)"]
+    band = 2e-5 * 1.1  # the reach band's edge, not the printed value
+    assert sampling["reach_target"] == pytest.approx(band)
     assert sampling["exponent"] == pytest.approx(1.0)
-    assert sampling["budget_to_paper"] == pytest.approx(0.39 / 1e-5 / 3900)
-    # the pure power law of the total excess flattens towards the level: a shallower exponent
+    assert sampling["theory_verdict"] == "consistent with 1/steps"
+    # the mean curve: 1e-5 + 0.39/S = band
+    assert sampling["budget_to_band"] == pytest.approx(0.39 / (band - 1e-5) / 3900)
+    each = [k / (band - pops[s]) / 3900 for s, k in KS.items()]
+    assert sampling["budget_to_band_lo"] < min(each) and sampling["budget_to_band_hi"] > max(each)
+    assert sampling["n_seeds_reaching"] == 3
+    # the total excess flattens towards the level: fitted, never extrapolated to zero
     total = fits.loc["excess vs steps (fresh)"]
-    assert total["exponent"] < 1.0
-    assert math.isfinite(total["budget_to_paper"])
-    # a paper value below the population level is never reached with the level as asymptote
-    below = {"table1": [{"D": 8, "mlp_excess_risk": 0.5e-5}]}
-    fits = sample_size.fit_rows(pd.DataFrame(rows), below, 0.95, [8], 3900, 1e-3).set_index("fit")
-    assert fits.loc["sampling vs steps (fresh)", "budget_to_paper"] == math.inf
+    assert total["exponent"] < 1.0 and math.isnan(total["budget_to_band"])
+
+
+def test_a_seed_whose_own_level_is_above_the_band_never_reaches_it():
+    # seed 0's own level 2.3e-5 lies above the band 2.2e-5; the mean level (1.5e-5) does not
+    pops = {0: 2.3e-5, 1: 1.2e-5, 2: 1.0e-5}
+    fits = sample_size.fit_rows(_fresh(KS, pops), PAPER8, STUDY, 3900, 1e-3, 512).set_index("fit")
+    sampling = fits.loc["sampling vs steps (fresh)"]
+    assert math.isfinite(sampling["budget_to_band"])
+    assert sampling["budget_to_band_hi"] == math.inf and math.isnan(sampling["budget_to_band_lo"])
+    assert sampling["n_seeds_reaching"] == 2
+
+
+def test_seeds_left_out_of_a_fit_are_counted():
+    # seed 2's third part is negative at 2× and 4× (the protocol beats the population run): its
+    # own fit has one point, so two seeds enter the interval
+    def sampling(seed, m, k):
+        return -1e-6 if seed == 2 and m > 1 else k / (3900 * m)
+
+    data = _fresh(KS, {0: 1e-5, 1: 1e-5, 2: 1e-5}, sampling)
+    fits = sample_size.fit_rows(data, PAPER8, STUDY, 3900, 1e-3, 512).set_index("fit")
+    assert fits.loc["sampling vs steps (fresh)", "n_seeds"] == 2
+    assert fits.loc["excess vs steps (fresh)", "n_seeds"] == 3

@@ -62,6 +62,12 @@ TRAIN_KEYS_BY_SCORE = {
 LCGM_OBJECTIVE = "samples"
 
 
+def paper_setting():
+    """The config sections that paper_values.yaml's settings name: a run is compared with the
+    paper's values only where these equal the paper's setting."""
+    return {key: config[key] for key in ("tau", "gmm", "train", "lcgm")}
+
+
 def gmm_params(*keys):
     """The mixture's parameters plus the named keys of the gmm section."""
     return {key: config["gmm"][key] for key in (*GMM_MODEL_KEYS, *keys)}

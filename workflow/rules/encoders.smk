@@ -79,5 +79,6 @@ rule assemble_table1:
     params:
         objectives=lookup(dpath="train/objectives", within=config),
         default_objective=lookup(dpath="train/default_objective", within=config),
+        setting=paper_setting(),
     script:
         "../scripts/assemble_table1.py"

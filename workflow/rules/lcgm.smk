@@ -86,6 +86,7 @@ rule assemble_lcgm:
         runtime="5m",
     params:
         lcgm=lcgm_params("elbow_fraction"),
+        setting=paper_setting(),
     script:
         "../scripts/assemble_lcgm.py"
 

@@ -162,6 +162,7 @@ rule build_report:
         lcgm_design=rules.check_lcgm_design.output.design,
         noise_table=rules.assemble_noise.output.table,
         calibration_table=rules.measure_calibration.output.table,
+        calibration_points=rules.measure_calibration.output.points,
         dynamics_table=rules.measure_dynamics.output.table,
         cosine_table=rules.assemble_cosine.output.table,
         sample_size_table=rules.assemble_sample_size.output.table,

@@ -94,6 +94,7 @@ rule assemble_sample_size:
         lr=lookup(dpath="train/lr", within=config),
         batch_size=lookup(dpath="train/batch_size", within=config),
         seeds=lookup(dpath="seeds", within=config),
+        setting=paper_setting(),
     script:
         "../scripts/assemble_sample_size.py"
 

@@ -7,5 +7,10 @@ with rule_logging(smk):
     from crl_approx.analyses import probes  # imported inside, so the log times the imports too
 
     probes.run_assemble(
-        smk.input.probes, smk.input.metrics, smk.input.paper, smk.params.lcgm, smk.output
+        smk.input.probes,
+        smk.input.metrics,
+        smk.input.paper,
+        smk.params.lcgm,
+        smk.output,
+        smk.params.setting,
     )

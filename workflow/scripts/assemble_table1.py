@@ -6,4 +6,5 @@ smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk):
     from crl_approx.analyses import tables  # imported inside, so the log times the imports too
 
-    tables.run_table1(smk.input, smk.params.objectives, smk.params.default_objective, smk.output)
+    p = smk.params
+    tables.run_table1(smk.input, p.objectives, p.default_objective, smk.output, p.setting)

@@ -23,10 +23,56 @@ class ConfigError(ValueError):
     """The configuration is invalid; the message names every bad key."""
 
 
-def load_paper_values(path: str | Path) -> dict:
-    """Every number the paper reports (workflow/resources/paper_values.yaml), as printed."""
+def load_paper_values(path: str | Path, config: dict | None = None) -> dict:
+    """Every number the paper reports (workflow/resources/paper_values.yaml), as printed. With
+    ``config``, only those whose setting (the yaml's ``settings``) the run shares: see
+    :func:`paper_in_setting`."""
     with open(path, encoding="utf-8") as fh:
-        return yaml.safe_load(fh)
+        paper = yaml.safe_load(fh)
+    return paper if config is None else paper_in_setting(paper, config)
+
+
+#: which values of paper_values.yaml each recorded setting covers: (section, field)
+SETTING_FIELDS = {
+    "table1_spectral_tail": [("table1", "spectral_tail")],
+    "table1_truncation": [("table1", "truncation_excess_risk")],
+    "table1_mlp": [("table1", "mlp_l2_distance"), ("table1", "mlp_excess_risk")],
+    "lcgm": [("lcgm", "probe_r2_f"), ("lcgm", "probe_r2_g")],
+    "noise": [("noise", "mu_hat"), ("noise", "rate_exponent")],
+}
+
+
+def setting_differences(setting: dict, config: dict) -> list[str]:
+    """The dotted config keys whose value differs from the paper's ``setting`` (numbers compared
+    to 1e-12 relative)."""
+    out = []
+    for key, theirs in setting.items():
+        ours = config
+        for part in key.split("."):
+            ours = ours.get(part) if isinstance(ours, dict) else None
+        same = ours == theirs
+        if isinstance(ours, int | float) and isinstance(theirs, int | float):
+            same = math.isclose(ours, theirs, rel_tol=1e-12)
+        if not same:
+            out.append(key)
+    return out
+
+
+def paper_in_setting(paper: dict, config: dict) -> dict:
+    """A copy of the paper's values with every value whose setting differs from the run's set to
+    None, and ``differs``: {setting name: [keys that differ]} for those settings."""
+    out = copy.deepcopy(paper)
+    out["differs"] = {}
+    for name, setting in paper.get("settings", {}).items():
+        keys = setting_differences(setting, config)
+        if not keys:
+            continue
+        out["differs"][name] = keys
+        for section, field in SETTING_FIELDS[name]:
+            rows = out[section] if isinstance(out[section], list) else [out[section]]
+            for row in rows:
+                row[field] = None
+    return out
 
 
 def load_schema(path: str | Path) -> dict:

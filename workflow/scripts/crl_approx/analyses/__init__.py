@@ -6,6 +6,7 @@
 - ``calibration``: retrieval excess against contrastive excess.
 - ``dynamics``: alignment with the eigenfunctions and acquisition order over checkpoints.
 - ``sample_size``: where the sampled protocol's error goes.
+- ``sample_size_fits``: the study's fits, per regime, with per-seed asymptotes.
 - ``digits``, ``digits_tables``: Experiment R's exact class operator, held-out numbers, tables,
   elbows and verdicts.
 

@@ -230,7 +230,7 @@ def run_assemble(count_paths, datasets, gmm: dict, noise: dict, paper_path, outp
     from ..config import load_paper_values
     from ..runtime import write_csv
 
-    paper = load_paper_values(paper_path)["noise"]
+    paper = load_paper_values(paper_path, {"gmm": gmm})["noise"]
     records = []
     for path in count_paths:
         with open(path, encoding="utf-8") as fh:

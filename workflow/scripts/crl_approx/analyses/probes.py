@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 
 import numpy as np
 import pandas as pd
@@ -111,30 +112,42 @@ def probe_metrics(model: LatentClassModel, feats: dict, data: dict, tau: float, 
 
 
 # --- elbow ----------------------------------------------------------------------------------------
-def elbow(dims, quality, fraction: float, increasing: bool = True) -> int:
-    """The smallest D whose quality has closed ``fraction`` of the gap between the worst and the
-    best D of the sweep: q(D) ≥ q_min + fraction·(q_max − q_min) (for a decreasing curve such as an
-    excess risk, q(D) ≤ q_max − fraction·(q_max − q_min)). It uses nothing but the curve: the
-    elbow sits at K because quality saturates there, not because K is known."""
+def elbow(dims, quality, fraction: float, increasing: bool = True, log: bool = False):
+    """The smallest D from which the curve *stays* in the band that closes ``fraction`` of the gap
+    between the worst and the best D of the sweep: q(D′) ≥ q_min + fraction·(q_max − q_min) for
+    every D′ ≥ D (for a decreasing curve such as an excess risk, q(D′) ≤ q_max − fraction·(q_max
+    − q_min)). ``log``: the band is taken on log10 q (excess and loss curves, which fall over
+    decades: on a linear scale their first step dominates). It uses nothing but the curve: the
+    elbow sits at K because quality saturates there, not because K is known. None when even the
+    last D lies outside the band; a NaN or (on a log scale) a value ≤ 0 is an error."""
     d = np.asarray(dims)
     q = np.asarray(quality, float)
     order = np.argsort(d)
     d, q = d[order], q[order]
+    if not np.isfinite(q).all():
+        raise ValueError(f"the elbow's curve is not finite at D = {d[~np.isfinite(q)].tolist()}")
+    if log:
+        if (q <= 0).any():
+            raise ValueError(f"a log-scale elbow needs q > 0; D = {d[q <= 0].tolist()} is not")
+        q = np.log10(q)
     lo, hi = q.min(), q.max()
     if increasing:
         ok = q >= lo + fraction * (hi - lo)
     else:
         ok = q <= hi - fraction * (hi - lo)
-    return int(d[np.argmax(ok)])
+    stays = np.logical_and.accumulate(ok[::-1])[::-1]  # inside the band here and at every larger D
+    return int(d[np.argmax(stays)]) if stays.any() else None
 
 
 #: the curves the elbow detector reads; the first is the headline "alignment quality"
+#: (column, increasing, log scale): R² and captures are bounded (linear); the excess falls over
+#: decades (log)
 ELBOW_CURVES = (
-    ("alignment_quality", True),
-    ("probe_r2_f", True),
-    ("probe_r2_g", True),
-    ("cc_capture_g", True),
-    ("heldout_excess", False),
+    ("alignment_quality", True, False),
+    ("probe_r2_f", True, False),
+    ("probe_r2_g", True, False),
+    ("cc_capture_g", True, False),
+    ("heldout_excess", False, True),
 )
 PROBE_METRICS = (
     "alignment_quality",
@@ -214,19 +227,22 @@ def probe_table(runs: pd.DataFrame, paper: dict, k: int) -> pd.DataFrame:
     out = summarise(runs, "D", PROBE_METRICS)
     out["is_K"] = out["D"] == k
     for key in ("probe_r2_f", "probe_r2_g"):
-        out[f"paper_{key}"] = np.where(out["is_K"] & (paper["K"] == k), paper[key], np.nan)
+        theirs = np.nan if paper[key] is None else paper[key]  # None: not the paper's setting
+        out[f"paper_{key}"] = np.where(out["is_K"] & (paper["K"] == k), theirs, np.nan)
     return out
 
 
 def elbow_table(table: pd.DataFrame, fraction: float, k: int) -> pd.DataFrame:
     rows = []
-    for curve, increasing in ELBOW_CURVES:
+    for curve, increasing, log_scale in ELBOW_CURVES:
         q = table[f"{curve}_mean"]
+        at = elbow(table["D"], q, fraction, increasing, log_scale)
         rows.append(
             {
                 "curve": curve,
                 "increasing": increasing,
-                "elbow_D": elbow(table["D"], q, fraction, increasing),
+                "scale": "log" if log_scale else "linear",
+                "elbow_D": math.nan if at is None else at,
                 "fraction": fraction,
                 "q_min": q.min(),
                 "q_max": q.max(),
@@ -236,13 +252,15 @@ def elbow_table(table: pd.DataFrame, fraction: float, k: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def run_assemble(probe_paths, metric_paths, paper_path, lcgm: dict, output) -> pd.DataFrame:
+def run_assemble(
+    probe_paths, metric_paths, paper_path, lcgm: dict, output, setting: dict | None = None
+) -> pd.DataFrame:
     """The ``assemble_lcgm`` rule: per-run table, probe table and elbow table."""
     from ..config import load_paper_values
     from ..runtime import write_csv
 
     runs = probe_runs(probe_paths, metric_paths)
-    table = probe_table(runs, load_paper_values(paper_path)["lcgm"], lcgm["K"])
+    table = probe_table(runs, load_paper_values(paper_path, setting)["lcgm"], lcgm["K"])
     elbows = elbow_table(table, lcgm["elbow_fraction"], lcgm["K"])
     for row in elbows.itertuples():
         log.info("elbow of %s: D = %d (K = %d)", row.curve, row.elbow_D, row.K)

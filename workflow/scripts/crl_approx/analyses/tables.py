@@ -48,7 +48,7 @@ def table1(
     base = spectrum[["D", "spectral_tail", "truncation_excess_risk"]].merge(
         floor[["D", "rank_d_floor_excess_risk"]], on="D", how="left"
     )
-    paper_df = pd.DataFrame(paper["table1"]).set_index("D")
+    paper_df = pd.DataFrame(paper["table1"]).set_index("D").astype(float)  # None: not the setting
     for col in TABLE1_PAPER_COLUMNS:
         base[f"paper_{col}"] = base["D"].map(paper_df[col])
     for col in ("spectral_tail", "truncation_excess_risk"):
@@ -62,17 +62,22 @@ def table1(
         out[f"ratio_{metric}"] = out[f"{metric}_mean"] / out[f"paper_{metric}"]
     # how far above the best achievable rank-D excess the trained MLPs sit
     out["mlp_excess_over_floor"] = out["mlp_excess_risk_mean"] / out["rank_d_floor_excess_risk"]
+    # why a paper column is empty: the settings of paper_values.yaml that the run does not share
+    differs = paper.get("differs", {})
+    out["paper_note"] = "; ".join(
+        f"{name}: {', '.join(keys)} differ" for name, keys in differs.items() if "table1" in name
+    )
     return out
 
 
-def run_table1(inputs, objectives, default_objective, output) -> pd.DataFrame:
+def run_table1(inputs, objectives, default_objective, output, setting=None) -> pd.DataFrame:
     """The ``assemble_table1`` rule."""
     runs = load_runs(inputs.metrics)
     table = table1(
         pd.read_csv(inputs.spectrum),
         pd.read_csv(inputs.floor),
         runs,
-        load_paper_values(inputs.paper),
+        load_paper_values(inputs.paper, setting),
         objectives,
         default_objective,
     )

@@ -29,9 +29,11 @@ def plot_lcgm_probes(table_csv, elbow_csv, path) -> None:
             ("paper_probe_r2_g", "+", "paper: R², g"),
         ):
             ax.plot(t["D"], t[col], marker, ms=10, color=COLORS["paper"], label=label)
-        d_elbow = int(elbows.loc["alignment_quality", "elbow_D"])
+        d_elbow = elbows.loc["alignment_quality", "elbow_D"]
         ax.axvline(k, color="grey", ls="--", lw=1, label=f"K = {k}")
-        ax.axvline(d_elbow, color=COLORS["paper"], ls=":", lw=1.5, label=f"elbow: D = {d_elbow}")
+        if np.isfinite(d_elbow):  # NaN: the curve never stays in its band
+            label = f"elbow: D = {int(d_elbow)}"
+            ax.axvline(d_elbow, color=COLORS["paper"], ls=":", lw=1.5, label=label)
         ax.set_xlabel("representation dimension D")
         ax.set_ylabel("held-out probe quality")
         ax.set_ylim(0, 1.02)

@@ -9,7 +9,8 @@ shares.
 - ``asymptotics``: the small-t law of the noise condition on the mixture.
 - ``theory``: Table 2's encoder sizes (``sizes``).
 - ``stats``: mean and sd over seeds (``summarise``).
-- ``tiers``: the verdict tolerances shared by analyses and the report.
+- ``tiers``: the one tier system of every verdict against the paper (scale, bounded, interval).
+- ``powerlaw``: power-law fits with residuals, local exponents, t intervals over seeds.
 
 Imports ``models`` (and ``config``/``runtime``); never training, analyses or presentation.
 """

@@ -1,7 +1,147 @@
-"""The tolerances of the verdict tiers, shared by the analyses that decide "reaches" and the
-report that prints the verdicts."""
+"""One tier system for every verdict against the paper: Table 1, the sample-size study's
+"reaches" rule and the report's summary all call these functions, so the same pair of numbers
+gets the same verdict everywhere.
 
-#: the "within 10 %" verdict: |ours/paper − 1| <= this
+Three kinds of quantity, three rules:
+
+- **positive scale quantities** (tails, excess risks, L2 distances): relative tiers
+  :func:`scale_tier`: equal at the paper's printed significant digits; within 10 %; within one
+  seed sd (only inside a factor 10^0.5); the same order of magnitude (a factor 10^0.5); differs.
+- **bounded quantities** (R², exponents, rates): absolute tiers at the paper's printed precision
+  :func:`bounded_tier`: within half a unit of its last printed digit; within ``ABS_UNITS`` units;
+  differs. A relative tolerance would admit R² = 0.873 against 0.97.
+- **a quantity we estimate with an interval** (μ̂): :func:`interval_tier`, the paper's value
+  inside or outside our interval.
+
+A quantity derived from another (the rate (μ̂+1)/(μ̂+2) from μ̂) is shown with :data:`DERIVED`,
+which the counts skip: it is not separate evidence.
+"""
+
+from __future__ import annotations
+
+import math
+
+#: the "within 10 %" tier: |ours/paper − 1| <= this
 CLOSE_TOLERANCE = 0.10
-#: the "same order of magnitude" verdict: |log10(ours/paper)| < this (a factor 10^0.5 ≈ 3.16)
+#: the "same order of magnitude" tier: |log10(ours/paper)| < this (a factor 10^0.5 ≈ 3.16)
 ORDER_TOLERANCE = 0.5
+#: bounded quantities: "within ±tol" when |ours − paper| <= this many units of the last digit
+ABS_UNITS = 2
+#: slack for floating-point ties at a tier's boundary (1.1/1.0 − 1 = 0.10000000000000009)
+EPS = 1e-12
+
+MATCH = "matches printed digits"
+CLOSE = f"within {CLOSE_TOLERANCE:.0%}"
+SEED_SD = "within the seed sd"
+ORDER = "same order of magnitude"
+DIFFERS = "differs"
+DERIVED = "derived (not counted)"
+NONE = "—"
+
+#: the tiers that count as reaching the paper (the study's "reaches")
+REACHING = (MATCH, CLOSE, SEED_SD)
+
+
+def _finite(*values) -> bool:
+    return all(v is not None and math.isfinite(v) for v in values)
+
+
+def sig(value: float, digits: int) -> str:
+    """``value`` printed to ``digits`` significant digits, as the paper prints it."""
+    return f"{value:.{digits - 1}e}"
+
+
+def scale_tier(ours, paper, sd=None, digits: int = 4) -> str:
+    """The tier of a positive scale quantity ``ours`` (a mean, with the seeds' ``sd`` if any)
+    against the paper's ``paper`` printed to ``digits`` significant digits."""
+    if not _finite(ours, paper) or paper <= 0:
+        return NONE
+    if sig(ours, digits) == sig(paper, digits):
+        return MATCH
+    if ours <= 0:
+        return DIFFERS
+    ratio = ours / paper
+    if abs(ratio - 1) <= CLOSE_TOLERANCE + EPS:
+        return CLOSE
+    within_order = abs(math.log10(ratio)) < ORDER_TOLERANCE
+    if _finite(sd) and abs(ours - paper) <= sd * (1 + EPS) and within_order:
+        return SEED_SD
+    return ORDER if within_order else DIFFERS
+
+
+def bounded_tier(ours, paper, decimals: int) -> str:
+    """The tier of a bounded quantity (R², exponent, rate) against the paper's value printed with
+    ``decimals`` decimals: half a unit of the last digit matches it, ``ABS_UNITS`` units are
+    "within ±tol"."""
+    if not _finite(ours, paper):
+        return NONE
+    unit = 10.0**-decimals
+    gap = abs(ours - paper)
+    if gap <= 0.5 * unit * (1 + 1e-9):
+        return MATCH
+    if gap <= ABS_UNITS * unit * (1 + 1e-9):
+        return within_abs(decimals)
+    return DIFFERS
+
+
+def within_abs(decimals: int) -> str:
+    return f"within ±{ABS_UNITS * 10.0**-decimals:.{decimals}f}"
+
+
+def inside(level: float) -> str:
+    return f"inside our {level:.0%} interval"
+
+
+def outside(level: float) -> str:
+    return f"outside our {level:.0%} interval"
+
+
+def interval_tier(paper, lo, hi, level: float = 0.95) -> str:
+    """Whether the paper's value lies in our ``level`` interval [lo, hi]."""
+    if not _finite(paper, lo, hi):
+        return NONE
+    return inside(level) if lo <= paper <= hi else outside(level)
+
+
+def reaches(tier: str) -> bool:
+    """Whether a tier counts as reaching the paper's value (the study's rule)."""
+    return tier in REACHING or tier.startswith(("within ±", "inside our"))
+
+
+def css(tier: str) -> str:
+    """The report's class for a tier: match, order, differs or none."""
+    if tier in (NONE, DERIVED):
+        return "none"
+    if reaches(tier):
+        return "match"
+    return "order" if tier == ORDER else "differs"
+
+
+def legend(level: float = 0.95) -> list[tuple[str, str]]:
+    """(tier, definition) for the report's legend, from the constants above."""
+    factor = 10**ORDER_TOLERANCE
+    return [
+        (
+            MATCH,
+            "equal at the paper's printed digits (scale quantities: its 4 significant "
+            "digits; bounded ones: within half a unit of its last digit)",
+        ),
+        (CLOSE, f"|ours/paper − 1| ≤ {CLOSE_TOLERANCE:.2f} (scale quantities)"),
+        (
+            SEED_SD,
+            "|ours − paper| ≤ one sd over our seeds, and within a factor "
+            f"{factor:.2f} (scale quantities)",
+        ),
+        (ORDER, f"within a factor {factor:.2f} (scale quantities)"),
+        (
+            "within ±u",
+            f"|ours − paper| ≤ {ABS_UNITS} units of the paper's last printed digit "
+            "(bounded quantities: R², exponents, rates)",
+        ),
+        (
+            inside(level),
+            "the paper's value lies in our interval (quantities we estimate with an interval: μ̂)",
+        ),
+        (DIFFERS, "none of the above (" + outside(level) + " for an interval)"),
+        (DERIVED, "computed from another line (the rate from μ̂); not counted"),
+    ]

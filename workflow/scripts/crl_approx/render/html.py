@@ -18,7 +18,8 @@ import jinja2
 import pandas as pd
 import yaml
 
-from ..config import load_paper_values
+from ..config import load_paper_values, paper_in_setting
+from ..numerics import tiers
 from ..runtime import atomic_path
 from . import digits as digits_report
 from . import dynamics, provenance, study, summary
@@ -29,7 +30,7 @@ from .sections import (
     noise_context,
     table2,
 )
-from .verdicts import ORDER_TOLERANCE, cell, fmt
+from .verdicts import cell, fmt
 
 PACKAGES = ("snakemake", "numpy", "scipy", "pandas", "torch", "matplotlib", "jinja2")
 
@@ -45,11 +46,14 @@ def table1_rows(table: pd.DataFrame) -> list[dict]:
     rows = []
     for d, sub in table.groupby("D", sort=True):
         r = sub.iloc[0]
+        note = "not the paper's setting" if isinstance(r.get("paper_note"), str) else ""
         row = {
             "D": int(d),
-            "tail": cell(_num(r, "spectral_tail"), _num(r, "paper_spectral_tail")),
+            "tail": cell(_num(r, "spectral_tail"), _num(r, "paper_spectral_tail"), note=note),
             "trunc": cell(
-                _num(r, "truncation_excess_risk"), _num(r, "paper_truncation_excess_risk")
+                _num(r, "truncation_excess_risk"),
+                _num(r, "paper_truncation_excess_risk"),
+                note=note,
             ),
             "floor": fmt(_num(r, "rank_d_floor_excess_risk")),
             "mlp": {},
@@ -61,11 +65,13 @@ def table1_rows(table: pd.DataFrame) -> list[dict]:
                     _num(m, "mlp_l2_distance_mean"),
                     _num(m, "paper_mlp_l2_distance"),
                     _num(m, "mlp_l2_distance_sd"),
+                    note,
                 ),
                 "excess": cell(
                     _num(m, "mlp_excess_risk_mean"),
                     _num(m, "paper_mlp_excess_risk"),
                     _num(m, "mlp_excess_risk_sd"),
+                    note,
                 ),
                 "over_floor": "—" if over is None else f"{over:.3g}",
                 "n": int(_num(m, "n_seeds") or 0),
@@ -172,6 +178,7 @@ def verdict_summary(results: Path, config: dict, paper: dict) -> dict:
     at-a-glance table shows), read from the files ``build_report`` reads."""
     t = Path(results) / "tables"
     t1 = pd.read_csv(t / "table1.csv")
+    paper = paper_in_setting(paper, config)
     lcgm = lcgm_context(
         t / "lcgm_probes.csv",
         t / "lcgm_elbow.csv",
@@ -180,33 +187,37 @@ def verdict_summary(results: Path, config: dict, paper: dict) -> dict:
     )
     return summary.summary(
         table1_rows(t1),
-        t1["objective"].iloc[0],  # the default objective comes first
+        list(dict.fromkeys(t1["objective"])),  # the default objective comes first
         pd.read_csv(Path(results) / "gmm" / "spectrum.csv"),
         lcgm,
         pd.read_csv(t / "noise_exponent.csv"),
         paper,
         provenance.Sources(config),
-        digits_report.summary_lines(
-            digits_report.context(
-                *(t / f"digits_{n}.csv" for n in ("sweep", "elbow", "verdicts", "table1")),
-                t / "digits_class_operator.csv",
-                t / "digits_cancorr.csv",
+        config["noise"]["ci_level"],
+        [
+            *dynamics.summary_lines(t / "dynamics.csv", summary._line, provenance.Sources(config)),
+            *digits_report.summary_lines(
+                digits_report.context(
+                    *(t / f"digits_{n}.csv" for n in ("sweep", "elbow", "verdicts", "table1")),
+                    t / "digits_class_operator.csv",
+                    t / "digits_cancorr.csv",
+                ),
+                provenance.Sources(config),
+                summary._line,
             ),
-            provenance.Sources(config),
-            summary._line,
-        ),
+        ],
     )
 
 
 def build(inputs, params, output, repo: Path) -> str:
     """The ``build_report`` rule: render the template into one HTML file."""
     config = params.config
-    paper = load_paper_values(inputs.paper)
+    stated = load_paper_values(inputs.paper)  # the paper's claims, as printed
+    paper = paper_in_setting(stated, config)  # compared only where the setting is the paper's
     t1 = pd.read_csv(inputs.table1)
     spectrum = pd.read_csv(inputs.spectrum)
     checks = pd.read_csv(inputs.crosschecks)
     objectives = list(dict.fromkeys(t1["objective"]))  # the default objective first
-    default_objective = objectives[0]
     table1 = table1_rows(t1)
     lcgm = lcgm_context(inputs.lcgm_table, inputs.lcgm_elbow, inputs.lcgm_design, paper["lcgm"])
     src = provenance.Sources(config)
@@ -222,16 +233,24 @@ def build(inputs, params, output, repo: Path) -> str:
     context = {
         "config": config,
         "config_yaml": yaml.safe_dump(config, sort_keys=False, allow_unicode=True),
-        "paper": paper,
+        "paper": stated,
+        "not_paper_setting": paper["differs"],
         "table1": table1,
+        "paper_mlp_below": [
+            r["D"] for r in stated["table1"] if r["mlp_excess_risk"] <= r["truncation_excess_risk"]
+        ],
+        "paper_mlp_above": [
+            r["D"] for r in stated["table1"] if r["mlp_excess_risk"] > r["truncation_excess_risk"]
+        ],
         "summary": summary.summary(
             table1,
-            default_objective,
+            objectives,
             spectrum,
             lcgm,
             noise,
             paper,
             src,
+            config["noise"]["ci_level"],
             [
                 *dynamics.summary_lines(inputs.dynamics_table, summary._line, src),
                 *digits_report.summary_lines(digits, src, summary._line),
@@ -252,8 +271,8 @@ def build(inputs, params, output, repo: Path) -> str:
         "max_conv": spectrum["convergence_rel_change"].max(),
         "crosschecks": checks.to_dict("records"),
         "table2": table2(pd.read_csv(inputs.table2)),
-        "noise": noise_context(noise, paper["noise"]),
-        "calibration": calibration_context(inputs.calibration_table),
+        "noise": noise_context(noise, paper["noise"], config["noise"]["ci_level"]),
+        "calibration": calibration_context(inputs.calibration_table, inputs.calibration_points),
         "cosine": cosine_context(inputs.cosine_table)
         if set(config["ablation"]["scores"]) >= {"inner", "cosine"}
         else None,
@@ -263,7 +282,8 @@ def build(inputs, params, output, repo: Path) -> str:
         "lcgm": lcgm,
         "digits": digits,
         "figures": {name: img(getattr(inputs, name)) for name in params.figures},
-        "order_tolerance": 10**ORDER_TOLERANCE,
+        "tier_legend": tiers.legend(config["noise"]["ci_level"]),
+        "tier_close": tiers.CLOSE_TOLERANCE,
         "git": git_state(repo),
         "machine": machine(),
         "packages": package_versions(),

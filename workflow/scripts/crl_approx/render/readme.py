@@ -31,6 +31,7 @@ import pandas as pd
 import yaml
 
 from ..config import load_paper_values
+from ..numerics import tiers
 from ..numerics.asymptotics import asymptotic_slope
 from .html import benchmark_rows, verdict_summary
 from .numbers import e, f, g, minsec, pct, pnum, protocol, reflow, span, thousands
@@ -129,7 +130,7 @@ class Run:
 
     def t1_verdict(self, objective: str, dim: int, column: str = "mlp_excess_risk") -> str:
         r = self.table1.loc[(objective, dim)]
-        return verdict(r[f"{column}_mean"], r[f"paper_{column}"])[0]
+        return verdict(r[f"{column}_mean"], r[f"paper_{column}"], sd=r[f"{column}_sd"])[0]
 
     def spectral_verdicts(self) -> list[str]:
         r = self.table1.loc["population"]
@@ -214,7 +215,9 @@ def environment() -> jinja2.Environment:
     formats = {"e": e, "f": f, "g": g, "pct": pct, "pnum": pnum, "minsec": minsec}
     env.filters |= formats | {"thousands": thousands, "protocol": protocol}
     env.globals |= formats | {"span": span, "verdict": verdict, "inf": math.inf}
-    env.globals |= {"asymptotic_slope": asymptotic_slope}
+    env.globals |= {"asymptotic_slope": asymptotic_slope, "tier_close": tiers.CLOSE_TOLERANCE}
+    env.globals |= {"tiers": tiers}
+    env.filters |= {"log10": lambda v: math.log10(float(v))}
     env.globals |= {"scale": lambda v, k: [k * float(x) for x in v]}
     return env
 

@@ -4,16 +4,24 @@ cosine ablation: what each section prints, read from its tables."""
 from __future__ import annotations
 
 import json
+import math
 
 import pandas as pd
 
+from ..numerics import tiers
 from ..numerics.theory import FORMULAS
-from .verdicts import fmt, fmt_sd, mean_sd, verdict
+from .verdicts import fmt, fmt_sd, mean_sd
 
 
 def _num(row, col):
     value = row.get(col)
     return None if value is None or pd.isna(value) else float(value)
+
+
+def _elbow(elbows: pd.DataFrame, curve: str):
+    """A curve's elbow D, or None where the curve never stays in its band."""
+    value = elbows.set_index("curve").loc[curve, "elbow_D"]
+    return None if pd.isna(value) else int(value)
 
 
 def lcgm_context(table_csv, elbow_csv, design_json, paper: dict) -> dict:
@@ -45,7 +53,8 @@ def lcgm_context(table_csv, elbow_csv, design_json, paper: dict) -> dict:
         r = at_k.iloc[0]
         for key, label in (("probe_r2_f", "f(x) → p(z|x)"), ("probe_r2_g", "g(y) → log p(z|y)/π")):
             ours, sd, theirs = _num(r, f"{key}_mean"), _num(r, f"{key}_sd"), _num(r, f"paper_{key}")
-            text, css = verdict(ours, theirs, digits=2)
+            text = tiers.bounded_tier(ours, theirs, paper["printed_decimals"])
+            css = tiers.css(text)
             comparison.append(
                 {
                     "key": key,
@@ -61,8 +70,8 @@ def lcgm_context(table_csv, elbow_csv, design_json, paper: dict) -> dict:
         "rows": rows,
         "comparison": comparison,
         "elbows": elbows.to_dict("records"),
-        "elbow": int(elbows.set_index("curve").loc["alignment_quality", "elbow_D"]),
-        "excess_elbow": int(elbows.set_index("curve").loc["heldout_excess", "elbow_D"]),
+        "elbow": _elbow(elbows, "alignment_quality"),
+        "excess_elbow": _elbow(elbows, "heldout_excess"),
         "K": int(design["K"]),
         "paper_K": paper["K"],
         "design": design,
@@ -70,8 +79,9 @@ def lcgm_context(table_csv, elbow_csv, design_json, paper: dict) -> dict:
     }
 
 
-def noise_context(t: pd.DataFrame, paper: dict) -> dict:
-    """The noise-exponent section: per-seed and pooled fits per dataset (the noise table)."""
+def noise_context(t: pd.DataFrame, paper: dict, level: float = 0.95) -> dict:
+    """The noise-exponent section: per-seed and pooled fits per dataset (the noise table); the
+    paper's μ̂ judged by our ``level`` interval (:func:`crl_approx.numerics.tiers.interval_tier`)."""
     rows = []
     for _, r in t.iterrows():
         is_pooled = int(r["seed"]) == -1
@@ -87,8 +97,9 @@ def noise_context(t: pd.DataFrame, paper: dict) -> dict:
             "rate_ci": f"[{r['rate_exponent_ci_lo']:.4f}, {r['rate_exponent_ci_hi']:.4f}]",
             "sd": "—" if pd.isna(r.get("mu_hat_seed_sd")) else f"{r['mu_hat_seed_sd']:.4f}",
         }
-        if is_pooled and r["dataset"] == "gmm":
-            label, css = verdict(r["mu_hat"], paper["mu_hat"], digits=4)
+        if is_pooled and r["dataset"] == "gmm" and paper["mu_hat"] is not None:
+            label = tiers.interval_tier(paper["mu_hat"], r["mu_ci_lo"], r["mu_ci_hi"], level)
+            css = tiers.css(label)
             inside = r["mu_ci_lo"] <= paper["mu_hat"] <= r["mu_ci_hi"]
             row["paper"] = {
                 "mu": f"{paper['mu_hat']:.6f}",
@@ -122,7 +133,25 @@ def noise_context(t: pd.DataFrame, paper: dict) -> dict:
     }
 
 
-def calibration_context(table_csv) -> dict:
+def low_d_spread(points: pd.DataFrame, dim: int = 1) -> dict | None:
+    """Where the D = ``dim`` training checkpoints sit: the range of their contrastive excess and
+    the decades their retrieval excess spans (positive values), from the calibration points."""
+    sel = points[(points["source"] == "checkpoint") & (points["D"] == dim)]
+    ce, re = sel["contrastive_excess"], sel["retrieval_excess"]
+    re = re[re > 0]
+    if len(sel) < 2 or len(re) < 2:
+        return None
+    return {
+        "D": dim,
+        "n": len(sel),
+        "ce_lo": f"{ce.min():.2g}",
+        "ce_hi": f"{ce.max():.2g}",
+        "ce_decades": f"{math.log10(ce.max() / ce.min()):.1f}",
+        "re_decades": f"{math.log10(re.max() / re.min()):.1f}",
+    }
+
+
+def calibration_context(table_csv, points_csv=None) -> dict:
     t = pd.read_csv(table_csv)
     rows = []
     for _, r in t.iterrows():
@@ -141,7 +170,8 @@ def calibration_context(table_csv) -> dict:
                 "above_half": bool(r["exponent_ci_lo"] > 0.5),
             }
         )
-    return {"rows": rows}
+    spread = None if points_csv is None else low_d_spread(pd.read_csv(points_csv))
+    return {"rows": rows, "spread": spread}
 
 
 def cosine_context(table_csv) -> dict:

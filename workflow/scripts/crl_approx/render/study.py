@@ -15,16 +15,30 @@ def _pm(r, col) -> str:
     return mean_sd(r[f"{col}_mean"], None if pd.isna(sd) else float(sd), fmt, fmt_sd)
 
 
-def _interval(lo, hi, f="{:.3g}") -> str:
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return "—"
-    return f"[{f.format(lo)}, {f.format(hi)}]"
-
-
 def _multiple(x) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"
     return "never (∞)" if math.isinf(x) else f"{x:.3g}×"
+
+
+def _lack(f) -> str:
+    """The fit's check: residual rms in log y (with its degrees of freedom) and the shape test."""
+    parts = []
+    if math.isfinite(f["rms_log_residual"]):
+        parts.append(f"rms log residual {f['rms_log_residual']:.3f} ({int(f['dof'])} dof)")
+    elif f["x"] != "pool_size" or "local" not in f["fit"]:
+        parts.append("exact (no residual dof)")
+    if isinstance(f["shape_test"], str) and f["shape_test"]:
+        parts.append(f"one law {f['shape_test']}")
+    return "; ".join(parts) or "two points (a local slope)"
+
+
+def _interval(lo, hi, f="{:.3g}") -> str:
+    if math.isnan(lo) and math.isinf(hi):
+        return "[—, ∞] (a seed never reaches)"
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return "—"
+    return f"[{f.format(lo)}, {f.format(hi)}]"
 
 
 def _css(verdict: str) -> str:
@@ -63,8 +77,10 @@ def context(table_csv, fits_csv, default_objective: str) -> dict:
         words.append(
             f"D = {int(dim)}: approximation (the rank-D floor) {fmt(first['approximation'])}; "
             f"network + optimisation {fmt(first['network_mean'])} (the population-trained MLP "
-            f"at {fmt(first['population_mean'])}); the best sampled protocol at the paper's "
-            f"budget, {best['protocol']}, adds {fmt(best['sampling_mean'])} of sampling error "
+            f"at {fmt(first['population_mean'])}, {int(first['population_steps'])} full-batch "
+            f"steps); the best sampled protocol at the paper's budget, {best['protocol']} "
+            f"({int(best['steps'])} minibatch steps), adds {fmt(best['sampling_mean'])} of "
+            f"sampling + optimisation-path difference "
             f"({best['sampling_share']:.1%} of its excess {fmt(best['mlp_excess_risk_mean'])}), "
             f"{best['ratio_to_paper']:.4g}× the paper's {fmt(first['paper_mlp_excess_risk'])}."
         )
@@ -80,20 +96,26 @@ def context(table_csv, fits_csv, default_objective: str) -> dict:
     }
     fit_rows = []
     for _, f in fits.iterrows():
+        seeds = "" if pd.isna(f["n_seeds"]) else f"; {int(f['n_seeds'])} seeds"
+        extra = f" ({int(f['n_excluded'])} excluded: value ≤ 0)" if f["n_excluded"] else ""
+        reach = "" if pd.isna(f["n_seeds_reaching"]) else f" ({int(f['n_seeds_reaching'])}"
+        reach += f" of {int(f['n_seeds'])} seeds reach)" if reach else ""
         fit_rows.append(
             {
                 "D": int(f["D"]),
                 "fit": f["fit"],
                 "x": f["x_values"],
+                "regime": f["regime"],
                 "exponent": f"{f['exponent']:.3f}" if math.isfinite(f["exponent"]) else "—",
                 "ci": _interval(f["exponent_lo"], f["exponent_hi"], "{:.3f}"),
+                "lack": _lack(f),
                 "theory": f["theory_verdict"],
-                "points": f"{int(f['n_points'])} ({int(f['n_excluded'])} excluded: sampling ≤ 0)"
-                if f["n_excluded"]
-                else str(int(f["n_points"])),
-                "budget": _multiple(f["budget_to_paper"]) if f["x"] == "steps" else "",
-                "budget_ci": _interval(f["budget_to_paper_lo"], f["budget_to_paper_hi"])
-                if f["x"] == "steps"
+                "points": f"{int(f['n_points'])}{extra}{seeds}",
+                "budget": _multiple(f["budget_to_band"]) + reach
+                if math.isfinite(f["reach_target"])
+                else "",
+                "budget_ci": _interval(f["budget_to_band_lo"], f["budget_to_band_hi"])
+                if math.isfinite(f["reach_target"])
                 else "",
             }
         )
@@ -135,5 +157,6 @@ def context(table_csv, fits_csv, default_objective: str) -> dict:
         "missing": {p: ds for p, ds in missing.items() if ds},
         "default_objective": default_objective,
         "budget_steps": int(main["steps"].iloc[0]),
+        "population_steps": int(main["population_steps"].iloc[0]),
         "lr0": f"{main['lr'].iloc[0]:g}",
     }

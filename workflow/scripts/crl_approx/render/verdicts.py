@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ..numerics.tiers import CLOSE_TOLERANCE, ORDER_TOLERANCE
+from ..numerics import tiers
 
 
 def fmt(value, digits: int = 4) -> str:
@@ -15,18 +15,11 @@ def fmt(value, digits: int = 4) -> str:
     return f"{value:.{digits - 1}e}"
 
 
-def verdict(ours, paper, digits: int = 4) -> tuple[str, str]:
-    """(label, css class) comparing our value with the paper's, printed to ``digits`` significant
-    digits."""
-    if paper is None or ours is None or not all(map(math.isfinite, (ours, paper))):
-        return "—", "none"
-    if fmt(ours, digits) == fmt(paper, digits):
-        return "matches printed digits", "match"
-    if abs(ours / paper - 1) <= CLOSE_TOLERANCE:
-        return f"within {CLOSE_TOLERANCE:.0%}", "match"
-    if ours > 0 and paper > 0 and abs(math.log10(ours / paper)) < ORDER_TOLERANCE:
-        return "same order of magnitude", "order"
-    return "differs", "differs"
+def verdict(ours, paper, digits: int = 4, sd=None) -> tuple[str, str]:
+    """(label, css class) of a positive scale quantity against the paper's, printed to ``digits``
+    significant digits (:func:`crl_approx.numerics.tiers.scale_tier`)."""
+    label = tiers.scale_tier(ours, paper, sd, digits)
+    return label, tiers.css(label)
 
 
 def fmt_sd(value) -> str:
@@ -43,12 +36,14 @@ def mean_sd(mean, sd, show=fmt, show_sd=None) -> str:
     return text
 
 
-def cell(ours, paper, sd=None) -> dict:
-    label, css = verdict(ours, paper)
+def cell(ours, paper, sd=None, note: str = "") -> dict:
+    """One Table 1 cell: ours (± sd), the paper's value (or ``note`` where it has none, e.g.
+    "not the paper's setting"), ours/paper and the tier."""
+    label, css = verdict(ours, paper, sd=sd)
     ratio = ours / paper if paper and ours is not None and math.isfinite(ours) else None
     return {
         "ours": mean_sd(ours, sd, fmt, fmt_sd),
-        "paper": fmt(paper),
+        "paper": note if paper is None and note else fmt(paper),
         "ratio": f"{ratio:.3f}" if ratio is not None and math.isfinite(ratio) else "—",
         "verdict": label,
         "css": css,

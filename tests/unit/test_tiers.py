@@ -1,0 +1,122 @@
+"""The one tier system (numerics/tiers.py): crafted values on each side of every tier's boundary,
+for the relative (scale), absolute (bounded) and interval tiers, and the agreement of Table 1's
+verdict with the sample-size study's "reaches" rule."""
+
+import math
+
+import pytest
+
+from crl_approx.analyses import sample_size
+from crl_approx.numerics import tiers
+from crl_approx.render import summary
+from crl_approx.render.verdicts import cell
+
+P = 1.0e-5  # a paper value of a positive scale quantity
+
+
+@pytest.mark.parametrize(
+    ("ours", "sd", "tier"),
+    [
+        (1.0004e-5, None, tiers.MATCH),  # 1.000e-05 at 4 significant digits
+        (1.0006e-5, None, tiers.CLOSE),  # 1.001e-05: no longer the printed digits
+        (1.1e-5, None, tiers.CLOSE),  # ratio 1.10 exactly: the boundary is inside
+        (1.1001e-5, None, tiers.ORDER),
+        (0.9e-5, None, tiers.CLOSE),
+        (0.8999e-5, None, tiers.ORDER),
+        (1.3e-5, 0.3e-5, tiers.SEED_SD),  # |ours − paper| = sd exactly
+        (1.3e-5, 0.2999e-5, tiers.ORDER),
+        (0.7e-5, 0.3e-5, tiers.SEED_SD),
+        (5.0e-5, 10e-5, tiers.DIFFERS),  # inside a huge sd but 5× off: not "within the seed sd"
+        (3.16e-5, None, tiers.ORDER),  # a factor 3.16 < 10^0.5
+        (3.163e-5, None, tiers.DIFFERS),  # a factor 3.163 > 10^0.5 = 3.1623
+        (0.3163e-5, None, tiers.ORDER),
+        (0.3162e-5, None, tiers.DIFFERS),
+        (0.0, None, tiers.DIFFERS),
+        (-1e-5, None, tiers.DIFFERS),
+        (math.nan, None, tiers.NONE),
+    ],
+)
+def test_scale_tiers_at_their_boundaries(ours, sd, tier):
+    assert tiers.scale_tier(ours, P, sd) == tier
+
+
+def test_a_missing_paper_value_has_no_tier():
+    assert tiers.scale_tier(1e-5, None) == tiers.NONE
+    assert tiers.bounded_tier(0.9, None, 2) == tiers.NONE
+    assert tiers.interval_tier(None, 0.1, 0.2) == tiers.NONE
+
+
+@pytest.mark.parametrize(
+    ("ours", "tier"),
+    [
+        (0.975, tiers.MATCH),  # half a unit of the last printed digit
+        (0.9651, tiers.MATCH),
+        (0.9752, "within ±0.02"),
+        (0.99, "within ±0.02"),  # two units exactly
+        (0.9901, tiers.DIFFERS),
+        (0.95, "within ±0.02"),
+        (0.9499, tiers.DIFFERS),
+        (0.873, tiers.DIFFERS),  # a relative 10 % would admit it
+        (0.31, tiers.DIFFERS),  # "same order of magnitude" would admit it
+    ],
+)
+def test_bounded_tiers_are_absolute_at_the_printed_precision(ours, tier):
+    assert tiers.bounded_tier(ours, 0.97, 2) == tier
+
+
+def test_bounded_tiers_scale_with_the_printed_decimals():
+    assert tiers.bounded_tier(0.8790, 0.878890, 6) == tiers.DIFFERS  # 110 units of 1e-6
+    assert tiers.bounded_tier(0.8788904, 0.878890, 6) == tiers.MATCH
+    assert tiers.bounded_tier(0.6530, 0.6528, 4) == "within ±0.0002"
+    assert tiers.bounded_tier(0.6531, 0.6528, 4) == tiers.DIFFERS
+
+
+@pytest.mark.parametrize(
+    ("paper", "tier"),
+    [
+        (0.85, "inside our 95% interval"),  # the lower end is inside
+        (0.93, "inside our 95% interval"),
+        (0.85 - 1e-9, "outside our 95% interval"),
+        (0.93 + 1e-9, "outside our 95% interval"),
+    ],
+)
+def test_interval_tiers_at_the_ends(paper, tier):
+    assert tiers.interval_tier(paper, 0.85, 0.93, 0.95) == tier
+
+
+def test_which_tiers_reach_the_paper():
+    assert all(map(tiers.reaches, (tiers.MATCH, tiers.CLOSE, tiers.SEED_SD, "within ±0.02")))
+    assert tiers.reaches(tiers.inside(0.95))
+    assert not any(map(tiers.reaches, (tiers.ORDER, tiers.DIFFERS, tiers.outside(0.95))))
+    assert not tiers.reaches(tiers.DERIVED) and tiers.css(tiers.DERIVED) == "none"
+
+
+@pytest.mark.parametrize("ratio", [0.5, 0.867, 0.9, 0.95, 1.05, 1.1, 1.2, 1.5, 3.0, 10.0])
+@pytest.mark.parametrize("sd_share", [math.nan, 0.05, 0.14, 0.3, 2.0])
+def test_table1_and_the_study_give_the_same_verdict(ratio, sd_share):
+    """Table 1's cell and the study's "reaches" rule read one tier: a cell reaches in the study
+    exactly when Table 1 shows it in a reaching (green) tier."""
+    ours, sd = ratio * P, sd_share * ratio * P
+    c = cell(ours, P, sd)
+    label, reaches = sample_size.reach_verdict(ours, sd, P)
+    assert reaches == (c["css"] == "match")
+    assert reaches == label.startswith("reaches")
+
+
+def test_the_derived_rate_is_shown_but_not_counted():
+    lines = [
+        {"verdict": tiers.inside(0.95), "css": "match"},
+        {"verdict": tiers.DERIVED, "css": "none"},
+        {"verdict": tiers.DIFFERS, "css": "differs"},
+        {"verdict": tiers.CLOSE, "css": "match"},
+    ]
+    got = summary.counts(lines)
+    assert sum(c["n"] for c in got) == 3
+    assert tiers.DERIVED not in {c["verdict"] for c in got}
+    assert got[-1]["verdict"] == tiers.DIFFERS  # reaching tiers first, misses last
+
+
+def test_the_legend_states_the_constants():
+    text = " ".join(rule for _, rule in tiers.legend())
+    assert f"{tiers.CLOSE_TOLERANCE:.2f}" in text and "3.16" in text
+    assert f"{tiers.ABS_UNITS} units" in text
