@@ -142,3 +142,19 @@ def test_the_calibration_spread_is_read_from_the_points():
         "1.0",
         "3.0",
     )
+
+
+def test_every_report_section_links_an_existing_docs_page():
+    """The report's sections point to their docs pages; a renamed or missing page fails here,
+    and every experiment page of README's table is linked from the report."""
+    import re
+
+    from conftest import REPO
+
+    template = (REPO / "report" / "templates" / "index.html.j2").read_text()
+    linked = re.findall(r"\{\{ docs_page\('([\w.]+)'\) \}\}", template)
+    assert len(linked) == len(set(linked)) >= 8
+    for page in linked:
+        assert (REPO / "docs" / page).is_file(), page
+    experiments = {"table1.md", "sample_size.md", "lcgm.md", "noise.md", "experiment_r.md"}
+    assert experiments | {"dynamics.md", "calibration.md", "cosine.md"} <= set(linked)
