@@ -162,6 +162,7 @@ rule build_report:
         noise_table=rules.assemble_noise.output.table,
         calibration_table=rules.measure_calibration.output.table,
         dynamics_table=rules.measure_dynamics.output.table,
+        dynamics_lcgm_table=rules.measure_dynamics_lcgm.output.table,
         cosine_table=rules.assemble_cosine.output.table,
         sample_size_table=rules.assemble_sample_size.output.table,
         sample_size_fits=rules.assemble_sample_size.output.fits,

@@ -5,6 +5,7 @@
 - ``noise``, ``noise_mc``: the noise exponent's Monte Carlo and its fits.
 - ``calibration``: retrieval excess against contrastive excess.
 - ``dynamics``: alignment with the eigenfunctions and acquisition order over checkpoints.
+- ``dynamics_lcgm``: the LCGM sweep's f, g against the posterior and log-ratio spans.
 - ``sample_size``: where the sampled protocol's error goes.
 
 May import ``models``, ``numerics`` and ``training`` (to load trained towers); never the
