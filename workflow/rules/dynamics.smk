@@ -138,3 +138,30 @@ rule measure_dynamics_lcgm:
         alignment_tol=lookup(dpath="dynamics/alignment_tol", within=config),
     script:
         "../scripts/measure_dynamics_lcgm.py"
+
+
+rule plot_dynamics_lcgm:
+    input:
+        steps=rules.measure_dynamics_lcgm.output.steps,
+        table=rules.measure_dynamics_lcgm.output.table,
+        code=PLOT_CODE,
+    output:
+        figure=report(
+            "results/figures/dynamics_lcgm.svg",
+            caption="../../report/captions/dynamics_lcgm.rst",
+            category="Training dynamics",
+        ),
+    log:
+        "logs/plot_dynamics_lcgm/dynamics_lcgm.log",
+    benchmark:
+        "benchmarks/plot_dynamics_lcgm/dynamics_lcgm.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        kind="dynamics_lcgm",
+    script:
+        "../scripts/plot.py"

@@ -146,6 +146,7 @@ REPORT_FIGURES = {
     "fig_dynamics_alignment": rules.plot_dynamics_alignment,
     "fig_dynamics_directions": rules.plot_dynamics_directions,
     "fig_dynamics_order": rules.plot_dynamics_order,
+    "fig_dynamics_lcgm": rules.plot_dynamics_lcgm,
 }
 
 
