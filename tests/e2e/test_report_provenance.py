@@ -112,8 +112,8 @@ def test_every_number_of_the_smoke_report_leads_back_to_its_file(smoke_run):
     assert check_provenance(smoke_run) > 250
     html = (smoke_run / "results" / "report" / "index.html").read_text()
     # every figure names its rule, its tables and the command that regenerates it
-    assert html.count("regenerate:\n  <code>snakemake --cores all --forcerun plot_") == 14
-    assert html.count("Regenerate this section: <code>snakemake --cores all") == 10
+    assert html.count("regenerate:\n  <code>snakemake --cores all --forcerun plot_") == 15
+    assert html.count("Regenerate this section: <code>snakemake --cores all") == 11
 
 
 def test_a_perturbed_number_is_caught(smoke_run, tmp_path):
