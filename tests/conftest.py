@@ -24,6 +24,8 @@ SMOKE_JOBS = {
     "assemble_noise": 1,
     "measure_calibration": 1,
     "measure_dynamics": 1,
+    "measure_dynamics_lcgm": 1,
+    "plot_dynamics_lcgm": 1,
     "plot_dynamics_alignment": 1,
     "plot_dynamics_directions": 1,
     "plot_dynamics_order": 1,

@@ -164,6 +164,8 @@ def test_editing_tau_reruns_what_depends_on_it_and_nothing_else(smoke_run):
         "plot_calibration": 1,
         "plot_cosine": 1,
         "measure_dynamics": 1,
+        "measure_dynamics_lcgm": 1,
+        "plot_dynamics_lcgm": 1,
         "plot_dynamics_alignment": 1,
         "plot_dynamics_directions": 1,
         "plot_dynamics_order": 1,

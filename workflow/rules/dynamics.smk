@@ -108,3 +108,60 @@ rule plot_dynamics_order:
         kind="dynamics_order",
     script:
         "../scripts/plot.py"
+
+
+rule measure_dynamics_lcgm:
+    input:
+        metrics=encoder_files("lcgm", lcgm_runs(), "metrics.json"),
+        checkpoints=encoder_files("lcgm", lcgm_runs(), "checkpoints.npz"),
+        pairs=expand("results/data/lcgm/seed~{seed}/pairs.npz", seed=config["seeds"]),
+    output:
+        steps="results/tables/dynamics_lcgm_steps.csv",
+        table=report(
+            "results/tables/dynamics_lcgm.csv",
+            caption="../../report/captions/dynamics_lcgm_table.rst",
+            category="Training dynamics",
+        ),
+    log:
+        "logs/measure_dynamics_lcgm/dynamics_lcgm.log",
+    benchmark:
+        "benchmarks/measure_dynamics_lcgm/dynamics_lcgm.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime="10m",
+    params:
+        lcgm=lcgm_params("n_train"),
+        train=lookup(dpath="train", within=config),
+        alignment_tol=lookup(dpath="dynamics/alignment_tol", within=config),
+    script:
+        "../scripts/measure_dynamics_lcgm.py"
+
+
+rule plot_dynamics_lcgm:
+    input:
+        steps=rules.measure_dynamics_lcgm.output.steps,
+        table=rules.measure_dynamics_lcgm.output.table,
+        code=PLOT_CODE,
+    output:
+        figure=report(
+            "results/figures/dynamics_lcgm.svg",
+            caption="../../report/captions/dynamics_lcgm.rst",
+            category="Training dynamics",
+        ),
+    log:
+        "logs/plot_dynamics_lcgm/dynamics_lcgm.log",
+    benchmark:
+        "benchmarks/plot_dynamics_lcgm/dynamics_lcgm.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        kind="dynamics_lcgm",
+    script:
+        "../scripts/plot.py"

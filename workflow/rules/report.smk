@@ -147,6 +147,7 @@ REPORT_FIGURES = {
     "fig_dynamics_directions": rules.plot_dynamics_directions,
     "fig_dynamics_order": rules.plot_dynamics_order,
     "fig_digits": rules.plot_digits,
+    "fig_dynamics_lcgm": rules.plot_dynamics_lcgm,
 }
 
 
@@ -164,6 +165,7 @@ rule build_report:
         calibration_table=rules.measure_calibration.output.table,
         calibration_points=rules.measure_calibration.output.points,
         dynamics_table=rules.measure_dynamics.output.table,
+        dynamics_lcgm_table=rules.measure_dynamics_lcgm.output.table,
         cosine_table=rules.assemble_cosine.output.table,
         sample_size_table=rules.assemble_sample_size.output.table,
         sample_size_fits=rules.assemble_sample_size.output.fits,

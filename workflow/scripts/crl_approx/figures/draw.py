@@ -167,13 +167,15 @@ def _dynamics(kind):
 
         if kind == "order":
             dynamics.plot_dynamics_order(inputs.table, path)
+        elif kind == "lcgm":
+            dynamics.plot_dynamics_lcgm(inputs.steps, inputs.table, path)
         else:
             getattr(dynamics, f"plot_dynamics_{kind}")(inputs.steps, path)
 
     return figure
 
 
-FIGURES |= {f"dynamics_{k}": _dynamics(k) for k in ("alignment", "directions", "order")}
+FIGURES |= {f"dynamics_{k}": _dynamics(k) for k in ("alignment", "directions", "order", "lcgm")}
 
 
 def draw(kind: str, inputs, params, path) -> None:

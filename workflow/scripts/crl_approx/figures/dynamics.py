@@ -1,5 +1,6 @@
 """Figures of the training dynamics (results/tables/dynamics_steps.csv, dynamics.csv): alignment
-against step, per-direction curves coloured by i, and the acquisition step against λ_i."""
+against step, per-direction curves coloured by i, and the acquisition step against λ_i; and the
+LCGM sweep's alignment with the posterior and log-ratio spans (dynamics_lcgm*.csv)."""
 
 from __future__ import annotations
 
@@ -106,4 +107,34 @@ def plot_dynamics_order(table_csv, path) -> None:
         ax.set_ylabel("acquisition step (m_i at half its final value)")
         ax.set_title("Order of acquisition against the spectrum")
         ax.legend(fontsize=6, ncol=2)
+        _save(fig, path)
+
+
+def plot_dynamics_lcgm(steps_csv, table_csv, path) -> None:
+    """The LCGM sweep: per D (colour), the judged measure of prediction 3 against the step, mean
+    over seeds; solid the alignment (D ≥ r, the centred target's rank), dashed the captured
+    fraction of the learned span (D < r); one panel for f, one for g; K in the title."""
+    rows, table = pd.read_csv(steps_csv), pd.read_csv(table_csv)
+    ranks = {s: int(table[f"{s}_target_rank"].iloc[0]) for s in ("f", "g")}
+    k = ranks["f"] + 1  # the posteriors of K classes have rank K − 1 once centred
+    dims = sorted(rows["D"].unique())
+    cmap = plt.get_cmap("viridis")
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+        for ax, side, name in zip(axes, "fg", ("posteriors", "log ratios"), strict=True):
+            for j, d in enumerate(dims):
+                full = d >= ranks[side]
+                col = f"{side}_min_cos2" if full else f"{side}_inside"
+                mean = rows[rows["D"] == d].groupby("step")[col].mean()
+                style = "-" if full else "--"
+                width = 2.5 if d == k else 1.2
+                color = cmap(j / max(1, len(dims) - 1))
+                ax.plot(mean.index, mean.to_numpy(), style, lw=width, color=color, label=f"D = {d}")
+            ax.set_xscale("log")
+            ax.set_ylim(-0.02, 1.02)
+            ax.set_xlabel("optimiser step")
+            ax.set_title(f"span({side}) vs the {name} (centred rank {ranks[side]})")
+        axes[0].set_ylabel("smallest cos² (solid) / inside fraction (dashed)")
+        axes[1].legend(fontsize=7, ncol=2)
+        fig.suptitle(f"LCGM sweep, K = {k} (thick line: D = K)", y=1.03)
         _save(fig, path)

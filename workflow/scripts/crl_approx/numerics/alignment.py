@@ -106,3 +106,13 @@ def learned_coefficients(f, g, psi, phi, s, wx, wy, tau: float) -> np.ndarray:
     a = psi.T @ (wx[:, None] * f)  # ⟨ψ_i, f_k⟩
     b = phic.T @ (wy[:, None] * g)  # ⟨φ̃_i, g_k⟩
     return np.einsum("ik,ik->i", a, b) / tau / (np.asarray(s) * (wy @ phic**2))
+
+
+def inside_fraction(a, b, w, centre: bool = True) -> float:
+    """The captured fraction of the *learned* span(a) inside the target span(b): the mean squared
+    cosine over span(a)'s directions (a direction of span(a) with no partner in span(b) counts as
+    0). 1 exactly when span(a) ⊆ span(b); the counterpart of :func:`subspace_alignment`, which
+    averages over the target's directions."""
+    cos2 = principal_cosines(a, b, w, centre) ** 2
+    r = whitened_basis(a, w, centre).shape[1]
+    return float(cos2[:r].sum() / r) if r else float("nan")

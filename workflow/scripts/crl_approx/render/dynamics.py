@@ -53,6 +53,26 @@ def context(table_csv) -> dict:
     return {"rows": rows}
 
 
+def lcgm_context(table_csv) -> list[dict]:
+    """Rows of the LCGM subsection: per D, both sides' judged measure, pass step, verdicts."""
+    rows = []
+    for r in pd.read_csv(table_csv).to_dict("records"):
+        row = {"D": int(r["D"]), "verdict": r["verdict"], "css": CSS[r["verdict"]]}
+        for s in ("f", "g"):
+            step = r[f"{s}_pass_step"]
+            row |= {
+                f"{s}_rank": int(r[f"{s}_target_rank"]),
+                f"{s}_judged": r[f"{s}_judged"],
+                f"{s}_final": _g(r[f"{s}_judged_final"]),
+                f"{s}_min": _g(r[f"{s}_final_min_cos2"]),
+                f"{s}_step": "never" if not math.isfinite(step) else f"{step:g}",
+                f"{s}_verdict": r[f"{s}_verdict"],
+                f"{s}_reason": r[f"{s}_reason"],
+            }
+        rows.append(row)
+    return rows
+
+
 def aggregate(verdicts) -> str:
     """One objective's verdict over its D (see the module doc)."""
     verdicts = list(verdicts)

@@ -257,6 +257,7 @@ def build(inputs, params, output, repo: Path) -> str:
             ],
         ),
         "dynamics": dynamics.context(inputs.dynamics_table),
+        "dynamics_lcgm": dynamics.lcgm_context(inputs.dynamics_lcgm_table),
         "src": src,
         "paper_src": src.paper,
         "derived": src.derived,

@@ -102,6 +102,20 @@ TABLES = {
             "seeds",
         ),
     ),
+    "dynamics_lcgm": (
+        "results/tables/dynamics_lcgm.csv",
+        "measure_dynamics_lcgm",
+        (
+            "tau",
+            "lcgm.K",
+            "lcgm.dims",
+            "lcgm.n_checkpoint",
+            *TRAIN,
+            "dynamics.early_steps",
+            "dynamics.alignment_tol",
+            "seeds",
+        ),
+    ),
     "cosine": (
         "results/tables/cosine_ablation.csv",
         "assemble_cosine",

@@ -107,6 +107,7 @@ class Run:
         self.calibration_points = pd.read_csv(t / "calibration_points.csv")
         self.cosine = pd.read_csv(t / "cosine_ablation.csv").set_index("D")
         self.dynamics = pd.read_csv(t / "dynamics.csv")
+        self.dynamics_lcgm = pd.read_csv(t / "dynamics_lcgm.csv")
         self.summary = verdict_summary(results, default_config(), load_paper_values(PAPER))
 
     @property

@@ -1,0 +1,114 @@
+"""The LCGM sweep's dynamics against known constructions: f an exact linear map of the exact
+posteriors plus constants (alignment 1), f in the posteriors' orthogonal complement (alignment 0),
+a learned span strictly inside the target (inside 1, alignment < 1), and the verdict rules."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from crl_approx.analyses.dynamics_lcgm import (
+    checkpoint_series,
+    combined,
+    pass_step,
+    run_rows,
+    summary_table,
+    verdict,
+)
+from crl_approx.models.lcgm import LatentClassModel
+from crl_approx.numerics.alignment import centred, inside_fraction, subspace_alignment
+
+LCGM = {
+    "K": 4,
+    "d_x": 6,
+    "d_y": 6,
+    "prior": "uniform",
+    "mean_x": 3.0,
+    "sigma_x": 1.0,
+    "mean_y": 2.0,
+    "sigma_y": 1.0,
+    "design_seed": 5,
+}
+
+
+@pytest.fixture(scope="module")
+def targets():
+    """Exact posteriors and log ratios at 400 draws of a small LCGM, uniform weights."""
+    model = LatentClassModel.from_config(LCGM)
+    x, y, _ = model.sample(400, np.random.default_rng(3))
+    w = np.full(400, 1 / 400)
+    return np.exp(model.log_post_x(x)), model.log_ratio_y(y), w
+
+
+def complement(target, w, d, rng):
+    """d random centred functions orthogonal (in L2 of the sample) to the centred target."""
+    t = np.sqrt(w)[:, None] * centred(target, w)
+    q, _ = np.linalg.qr(t)
+    z = np.sqrt(w)[:, None] * centred(rng.standard_normal((len(w), d)), w)
+    z -= q @ (q.T @ z)
+    return z / np.sqrt(w)[:, None]
+
+
+def test_exact_linear_map_of_posteriors_plus_constants_aligns(targets):
+    # catches: dropping the centring (the constants would pull raw alignment below 1), or a
+    # posterior/log-ratio mix-up in the target
+    post, ratio, w = targets
+    rng = np.random.default_rng(0)
+    f = post @ rng.standard_normal((4, 5)) + rng.standard_normal(5) * 10
+    g = ratio @ rng.standard_normal((4, 4)) + rng.standard_normal(4) * 10
+    assert subspace_alignment(f, post, w)["min_cos2"] == pytest.approx(1, abs=1e-9)
+    assert subspace_alignment(g, ratio, w)["min_cos2"] == pytest.approx(1, abs=1e-9)
+    assert subspace_alignment(g, ratio, w, centre=False)["min_cos2"] < 0.99
+
+
+def test_orthogonal_complement_aligns_to_zero(targets):
+    # catches: an inner product without the weights, or a basis that is not orthonormalised
+    post, _, w = targets
+    f = complement(post, w, 3, np.random.default_rng(1))
+    assert subspace_alignment(f, post, w)["mean_cos2"] == pytest.approx(0, abs=1e-12)
+    assert inside_fraction(f, post, w) == pytest.approx(0, abs=1e-12)
+
+
+def test_inside_fraction_is_over_the_learned_span(targets):
+    # catches: averaging over the target's directions instead (would give 2/3, not 1), and a
+    # learned direction outside the target that is not counted as 0 (would not give 1/2)
+    post, _, w = targets
+    rng = np.random.default_rng(2)
+    f = post @ rng.standard_normal((4, 2))  # 2 directions inside a rank-3 (centred) target
+    assert inside_fraction(f, post, w) == pytest.approx(1, abs=1e-9)
+    assert subspace_alignment(f, post, w)["mean_cos2"] == pytest.approx(2 / 3, abs=1e-9)
+    half = np.column_stack([f[:, 0], complement(post, w, 1, rng)[:, 0]])
+    assert inside_fraction(half, post, w) == pytest.approx(0.5, abs=1e-9)
+
+
+def test_rows_and_table_judge_alignment_or_inside_by_rank(targets):
+    # catches: judging the alignment below the target rank (a 2-D span inside the posteriors
+    # would then fail), and a pass step taken from the last instead of the first passing step
+    post, ratio, w = targets
+    rng = np.random.default_rng(4)
+    far = [complement(t, w, 2, rng) for t in (post, ratio)]
+    near = [t @ rng.standard_normal((4, 2)) for t in (post, ratio)]
+    rows = []
+    for seed in (0, 1):
+        fs, gs = np.stack([far[0], near[0], near[0]]), np.stack([far[1], near[1], near[1]])
+        rows += run_rows(post, ratio, [1, 10, 100], fs, gs, {"D": 2, "seed": seed})
+    table = summary_table(pd.DataFrame(rows), {"f": 3, "g": 4}, 0.1)
+    rec = table.iloc[0]
+    assert rec["f_judged"] == "inside" and rec["f_judged_final"] == pytest.approx(1)
+    assert rec["f_pass_step"] == 10 and rec["verdict"] == "holds"
+
+
+def test_verdicts_and_pass_step():
+    # catches: a verdict on the mean alone when the seeds straddle the bar, and inf → a step
+    assert verdict([0.95, 0.97], 0.1)[0] == "holds"
+    assert verdict([0.5, 0.6], 0.1)[0] == "fails"
+    assert verdict([0.85, 0.95], 0.1)[0] == "inconclusive"
+    assert combined(["holds", "inconclusive"]) == "inconclusive"
+    assert combined(["holds", "fails"]) == "fails"
+    assert pass_step([1, 2, 3], [0.1, 0.2, 0.3], 0.9) == np.inf
+
+
+def test_epoch_only_checkpoints_get_steps():
+    # catches: epoch numbers taken as steps for checkpoints written before steps were recorded
+    ck = {"epoch": np.array([1, 2]), "f": np.zeros((2, 3, 1)), "g": np.zeros((2, 3, 1))}
+    steps, _, _ = checkpoint_series(ck, 195)
+    assert steps.tolist() == [195, 390]
