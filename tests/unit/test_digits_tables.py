@@ -56,7 +56,7 @@ def test_effective_rank_above_k_fails():
     """With the elbows held inside the prediction (an elbow rule returning K − 1), the rank clause
     alone decides: a rank of 5.2 > K = 5 above D = K fails, 4.8 holds."""
 
-    def at_k_minus_1(dims, values, fraction, increasing):
+    def at_k_minus_1(dims, values, fraction, increasing, log=False):
         return 4 if max(dims) <= 10 else 20
 
     for cap, verdict in ((5.2, "fails"), (4.8, "holds")):
@@ -70,7 +70,7 @@ def test_halves_saturating_at_10_fails():
 
 
 def test_the_elbow_rule_is_a_parameter():
-    def last_d(dims, values, fraction, increasing):
+    def last_d(dims, values, fraction, increasing, log=False):
         return max(dims)
 
     v = verdicts(sweep(), elbow_fn=last_d)
@@ -91,3 +91,38 @@ def test_table1_is_zero_beyond_k():
     t = table1(classes, s, 5).set_index("D")
     assert t.loc[4, "spectral_tail"] == 1.0 and t.loc[8, "spectral_tail"] == 0.0
     assert t.loc[3, "mlp_heldout_excess_mean"] == 0.301
+
+
+def test_no_elbow_is_a_miss_not_a_crash():
+    """The LCGM's robust rule returns None when no D stays in the band (a curve that turns back
+    at the end): the elbow is NaN and every prediction that needs an elbow fails."""
+
+    def none(dims, values, fraction, increasing, log=False):
+        return None
+
+    s = sweep()
+    e = elbow_table(s, 0.95, none)
+    assert e["elbow_D"].isna().all() and not e["holds"].any()
+    assert set(verdict_table(s, e)["verdict"]) == {"fails"}
+
+
+def test_the_excess_elbow_is_read_on_a_log_scale():
+    """The default rule gets log=True for the held-out excess (it falls over decades), False for
+    the effective rank and the halves' InfoNCE, as the LCGM's elbow does."""
+    seen = {}
+
+    def spy(dims, values, fraction, increasing, log=False):
+        seen[(round(values[0], 12), increasing)] = log
+        return max(dims)
+
+    s = sweep()
+    e = elbow_table(s, 0.95, spy)
+    assert len(seen) == len(e)
+    first = s.sort_values("D").groupby("pairing", sort=False).first()
+    for pairing, r in first.iterrows():
+        curves = (
+            ("heldout_infonce",) if pairing == "halves" else ("heldout_excess", "effective_rank")
+        )
+        for curve in curves:
+            log = seen[(round(r[f"{curve}_mean"], 12), curve == "effective_rank")]
+            assert log == (curve == "heldout_excess"), (pairing, curve)

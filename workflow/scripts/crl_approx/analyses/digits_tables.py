@@ -41,9 +41,11 @@ SWEEP_METRICS = (
 HALVES_NO_SATURATION_D = 10
 
 
-def _elbow(elbow_fn, dims, values, fraction, increasing):
+def _elbow(elbow_fn, dims, values, fraction, increasing, log):
+    """The elbow by the LCGM's rule (or ``elbow_fn``); NaN where no D stays in the band."""
     fn = elbow_fn or probes.elbow
-    return int(fn(list(dims), list(values), fraction, increasing))
+    e = fn(list(dims), list(values), fraction, increasing, log=log)
+    return np.nan if e is None else int(e)
 
 
 def elbow_table(sweep: pd.DataFrame, fraction: float, elbow_fn=None) -> pd.DataFrame:
@@ -53,13 +55,15 @@ def elbow_table(sweep: pd.DataFrame, fraction: float, elbow_fn=None) -> pd.DataF
     for pairing, part in sweep.groupby("pairing", sort=False):
         part = part.sort_values("D")
         k = int(part["K"].iloc[0])
+        # (curve, increasing, log scale) as the LCGM's elbow reads them: the excess falls over
+        # decades (log); the effective rank and the halves' InfoNCE (which can be negative) linear
         if pairing == "halves":
-            curves = (("heldout_infonce", False),)
+            curves = (("heldout_infonce", False, False),)
         else:
-            curves = (("heldout_excess", False), ("effective_rank", True))
-        for curve, increasing in curves:
-            e = _elbow(elbow_fn, part["D"], part[f"{curve}_mean"], fraction, increasing)
-            if pairing == "halves":
+            curves = (("heldout_excess", False, True), ("effective_rank", True, False))
+        for curve, increasing, log in curves:
+            e = _elbow(elbow_fn, part["D"], part[f"{curve}_mean"], fraction, increasing, log)
+            if pairing == "halves":  # no elbow at all (NaN) is not evidence either way: a miss
                 predicted, holds = f"> {HALVES_NO_SATURATION_D}", e > HALVES_NO_SATURATION_D
             else:
                 predicted, holds = f"{{{k - 1}, {k}}}", e in (k - 1, k)
