@@ -36,6 +36,8 @@ def _panel_excess(ax, sweep, elbows) -> None:
             label=f"K = {k}",
         )
         ax.axvline(k, color=color, ls="--", lw=1)
+        if pd.isna(elbow[pairing]):  # no D stays in the band: no star
+            continue
         e = int(elbow[pairing])
         ax.plot(
             [e],

@@ -8,8 +8,9 @@ channel of pairing 1 with its exact class-level PMI, and the vectorised pair sam
   held-out; pixels are standardised with train-split statistics only.
 * Pairing 1: a grouping maps each digit to one of K classes. z_x ~ π (uniform), z_y ~ C[z_x, ·]
   with the sticky channel C = diag(k) + (1 − k) πᵀ (class i kept with probability k_i, else
-  redrawn from π), and x, y two distinct images of classes z_x, z_y of one split. Given the
-  classes the images are exchangeable, so PMI(x, y) = log C[z_x, z_y] / P_Y(z_y) exactly.
+  redrawn from π), and x, y drawn uniformly and independently (with replacement) from the images
+  of classes z_x, z_y of one split, so PMI(x, y) = log C[z_x, z_y] / P_Y(z_y) exactly (y = x can
+  happen; a y ≠ x rule would make the class-level PMI inexact).
 * Pairing 2: x the top half (rows 0–3), y the bottom half (rows 4–7) of one image.
 """
 
@@ -117,7 +118,9 @@ def _members(classes: np.ndarray, k: int):
 
 def sample_class_pairs(classes, prior, chan, n: int, rng) -> dict[str, np.ndarray]:
     """n pairs of pairing 1 over the images of one split (``classes``: their class indices):
-    z_x ~ π, z_y ~ C[z_x], x uniform in class z_x, y uniform in class z_y and never x itself.
+    z_x ~ π, z_y ~ C[z_x], x uniform in class z_x, y uniform in class z_y (x itself included:
+    then the class-level PMI is the exact PMI of the pairs; a y ≠ x rule would multiply the
+    same-class ratio by n/(n − 1) and make PMI(x, x) = −∞).
     Returns positions into ``classes`` (ix, iy) and the classes (zx, zy). No per-pair loop."""
     k = len(prior)
     order, start, count = _members(np.asarray(classes), k)
@@ -125,10 +128,7 @@ def sample_class_pairs(classes, prior, chan, n: int, rng) -> dict[str, np.ndarra
     cdf = np.cumsum(chan, axis=1)
     zy = np.minimum((rng.random(n)[:, None] > cdf[zx]).sum(1), k - 1)
     rx = np.floor(rng.random(n) * count[zx]).astype(int)
-    same = zx == zy
-    # y: uniform over the class, or over the class without x (then skip x's rank)
-    ry = np.floor(rng.random(n) * (count[zy] - same)).astype(int)
-    ry += same & (ry >= rx)
+    ry = np.floor(rng.random(n) * count[zy]).astype(int)
     return {"ix": order[start[zx] + rx], "iy": order[start[zy] + ry], "zx": zx, "zy": zy}
 
 

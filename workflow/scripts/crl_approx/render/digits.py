@@ -64,7 +64,10 @@ def context(sweep_csv, elbow_csv, verdicts_csv, table1_csv, classes_csv, cancorr
     top = cancorr.head(12)
     return {
         "rows": rows,
-        "elbows": elbows.to_dict("records"),
+        "elbows": [
+            e | {"elbow_D": "none" if pd.isna(e["elbow_D"]) else int(e["elbow_D"])}
+            for e in elbows.to_dict("records")
+        ],
         "verdicts": verdicts.to_dict("records"),
         "table1": table1,
         "operator": operator,
