@@ -251,3 +251,15 @@ def test_early_checkpoints_leave_lcgm_training_bitwise_unchanged():
             np.testing.assert_array_equal(plain[2][r][key], rec[2][r][key])
         np.testing.assert_array_equal(rec[2][r]["early_f"][-1], rec[2][r]["f"][0])
         assert rec[2][r]["early_f"].shape == (3, 32, 2)
+
+
+def test_strict_order_counts_ties_and_inversions_as_not_ordered():
+    """ρ ≥ 0.5 admits an inversion (steps 3, 8, 256, 16: ρ = 0.8); strict order does not."""
+    from crl_approx.analyses.dynamics import strictly_ordered
+    from crl_approx.numerics.alignment import order_correlation
+
+    assert strictly_ordered([3, 8, 256, np.nan, 600])  # an unlearned direction is skipped
+    assert not strictly_ordered([3, 8, 256, 16])
+    assert order_correlation(np.array([3.0, 8, 256, 16])) >= 0.5
+    assert not strictly_ordered([3, 256, 256])  # a tie
+    assert not strictly_ordered([3, np.nan])  # one learned direction: no order observed

@@ -304,3 +304,14 @@ def test_seeds_left_out_of_a_fit_are_counted():
     fits = sample_size.fit_rows(data, PAPER8, STUDY, 3900, 1e-3, 512).set_index("fit")
     assert fits.loc["sampling vs steps (fresh)", "n_seeds"] == 2
     assert fits.loc["excess vs steps (fresh)", "n_seeds"] == 3
+
+
+def test_a_wide_interval_is_inconclusive_not_consistent():
+    """[0.32, 1.82] (3 seeds, t with 2 dof) admits 1/√n as well as 1/n: inconclusive; the same
+    centre with ±0.5 is still read, ±0.51 is not."""
+    from crl_approx.analyses.sample_size_fits import theory_verdict
+
+    assert theory_verdict(0.32, 1.82, "steps").startswith("inconclusive")
+    assert theory_verdict(0.5, 1.5) == "consistent with 1/n"
+    assert theory_verdict(0.49, 1.51).startswith("inconclusive")
+    assert theory_verdict(0.3, 0.9) == "slower than 1/n"

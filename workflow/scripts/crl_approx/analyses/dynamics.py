@@ -151,6 +151,15 @@ def _steps_text(steps) -> str:
     return ";".join("-" if not np.isfinite(t) else f"{t:g}" for t in steps)
 
 
+def strictly_ordered(steps) -> bool:
+    """True when the learned directions (finite steps, in the order i = 1..D) are acquired at
+    strictly increasing steps: a tie or any inversion makes it False (the run-level fact that a
+    mean ρ ≥ ``rho_holds`` can hide)."""
+    t = np.asarray(steps, float)
+    t = t[np.isfinite(t)]
+    return bool(t.size >= 2 and np.all(np.diff(t) > 0))
+
+
 def summary_table(rows: pd.DataFrame, spec, dyn: dict, floors: dict) -> pd.DataFrame:
     """One row per (objective, D): final alignment, acquisition order, decomposition, verdicts;
     ``floors[D]`` the alignment of the rank-D floor's own optimum with the eigenfunctions."""
@@ -189,6 +198,17 @@ def summary_table(rows: pd.DataFrame, spec, dyn: dict, floors: dict) -> pd.DataF
                     np.nanmedian(np.stack([a["steps_coefficient"] for a in acq]), axis=0)
                 ),
                 "rho_coefficient": float(np.nanmean(rhos)) if np.isfinite(rhos).any() else np.nan,
+                "n_seeds_strictly_ordered": sum(
+                    strictly_ordered(a["steps_coefficient"]) for a in acq
+                ),
+                "learned_below_excess": float(
+                    np.mean(
+                        [
+                            np.sum(np.isfinite(a["steps_coefficient"]) & (lam[:d] < excess))
+                            for a in acq
+                        ]
+                    )
+                ),
                 "capture_steps": _steps_text(
                     np.median(np.stack([a["steps_capture"] for a in acq]), axis=0)
                 ),

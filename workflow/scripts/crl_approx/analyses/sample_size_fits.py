@@ -19,9 +19,16 @@ def paper_excess(paper: dict) -> dict[int, float]:
     return {int(r["D"]): r["mlp_excess_risk"] for r in paper["table1"] if r["mlp_excess_risk"]}
 
 
+#: an exponent interval wider than ± this cannot tell 1/n from 1/√n (or from n^(−1.5)): such a
+#: fit is "inconclusive", never "consistent with" the theory
+THEORY_HALF_WIDTH = 0.5
+
+
 def theory_verdict(lo: float, hi: float, unit: str = "n", theory: float = THEORY_EXPONENT) -> str:
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return "—"
+    if (hi - lo) / 2 > THEORY_HALF_WIDTH:
+        return f"inconclusive (interval wider than ±{THEORY_HALF_WIDTH:g})"
     if lo <= theory <= hi:
         return f"consistent with 1/{unit}"
     return f"slower than 1/{unit}" if hi < theory else f"faster than 1/{unit}"
@@ -115,6 +122,8 @@ def pool_rows(dim, pools: pd.DataFrame, level, batch_size, min_epochs) -> list[d
         else:
             shape = f"not rejected: {delta}" if math.isfinite(d_lo) else f"untested: {delta}"
     kinds = {regime(n, steps, batch_size, min_epochs) for n in ns}
+    if kinds != {"pool-bound"} and not verdict.startswith("—"):
+        verdict = "— (not every pool is pool-bound)"  # only pool-bound fits meet the theory
     return [
         *rows,
         _row(

@@ -111,13 +111,20 @@ def summary_lines(table_csv, line, src) -> list[dict]:
             line(
                 f"Training dynamics, {objective}: directions acquired in order of decreasing λ_i "
                 "(pre-registered)",
-                _rho(rhos.mean()) if len(rhos) else "—",
+                (
+                    f"mean ρ {_rho(rhos.mean())}; strictly ordered in "
+                    f"{int(ordered['n_seeds_strictly_ordered'].sum())} of "
+                    f"{int(ordered['n_seeds'].sum())} runs"
+                )
+                if len(rhos)
+                else "—",
                 "open problem",
                 label,
                 CSS[label],
                 "dynamics",
                 src.derived(
-                    "mean over D of rho_coefficient (Spearman's ρ of acquisition step against i), "
+                    "mean over D of rho_coefficient (Spearman's ρ of acquisition step against i); "
+                    "sums of n_seeds_strictly_ordered and n_seeds over D, "
                     "results/tables/dynamics.csv (rule measure_dynamics)"
                 ),
             )

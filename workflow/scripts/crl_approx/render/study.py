@@ -99,7 +99,7 @@ def context(table_csv, fits_csv, default_objective: str) -> dict:
         seeds = "" if pd.isna(f["n_seeds"]) else f"; {int(f['n_seeds'])} seeds"
         extra = f" ({int(f['n_excluded'])} excluded: value ≤ 0)" if f["n_excluded"] else ""
         reach = "" if pd.isna(f["n_seeds_reaching"]) else f" ({int(f['n_seeds_reaching'])}"
-        reach += f" of {int(f['n_seeds'])} seeds reach)" if reach else ""
+        reach += f" of {int(f['n_seeds'])} seeds' extrapolations cross the band)" if reach else ""
         fit_rows.append(
             {
                 "D": int(f["D"]),
