@@ -43,17 +43,19 @@ from ..numerics.spectrum import infonce_loss, operator_spectrum
 log = logging.getLogger(__name__)
 
 
-def checkpoint_series(ck) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def checkpoint_series(ck, steps_per_epoch=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(steps, f, g) of one run: the early steps then the epoch ends, in step order (an early step
-    that is also an epoch end is kept once)."""
-    steps, f, g = ck["step"], ck["f"], ck["g"]
+    that is also an epoch end is kept once). Checkpoints written before steps were recorded hold
+    only ``epoch``: their step is epoch × ``steps_per_epoch``."""
+    steps = ck["step"] if "step" in ck else np.asarray(ck["epoch"]) * steps_per_epoch
+    f, g = ck["f"], ck["g"]
     if "early_step" in ck:
         new = ~np.isin(ck["early_step"], steps)
         steps = np.concatenate([ck["early_step"][new], steps])
         f = np.concatenate([ck["early_f"][new], f])
         g = np.concatenate([ck["early_g"][new], g])
     order = np.argsort(steps, kind="stable")
-    return steps[order], f[order], g[order]
+    return np.asarray(steps)[order], f[order], g[order]
 
 
 def run_rows(spec, tau, l_star, floor: dict, run: dict, ck, decompose) -> list[dict]:

@@ -20,23 +20,9 @@ import pandas as pd
 
 from ..models.lcgm import LatentClassModel
 from ..numerics.alignment import inside_fraction, subspace_alignment, whitened_basis
+from .dynamics import checkpoint_series
 
 log = logging.getLogger(__name__)
-
-
-def checkpoint_series(ck, steps_per_epoch: int):
-    """(steps, f, g) of one run, the early steps (if recorded) then the epoch ends, in step order.
-    Checkpoints written before steps were recorded hold only ``epoch``: their step is
-    epoch × ``steps_per_epoch`` (the `samples` objective's whole batches per epoch)."""
-    steps = ck["step"] if "step" in ck else ck["epoch"] * steps_per_epoch
-    f, g = ck["f"], ck["g"]
-    if "early_step" in ck:
-        new = ~np.isin(ck["early_step"], steps)
-        steps = np.concatenate([ck["early_step"][new], steps])
-        f = np.concatenate([ck["early_f"][new], f])
-        g = np.concatenate([ck["early_g"][new], g])
-    order = np.argsort(steps, kind="stable")
-    return np.asarray(steps)[order], f[order], g[order]
 
 
 def side_measures(feat, target, w) -> dict:
