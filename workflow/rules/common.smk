@@ -19,7 +19,14 @@ def repo_path(*parts):
 #: the plotting code every plot rule lists as an input (an edit reruns the plots, not the numbers)
 PLOT_CODE = [
     repo_path("workflow", "scripts", "crl_approx", "figures", name)
-    for name in ("draw.py", "style.py", "experiments.py", "study.py", "dynamics.py", "digits.py")
+    for name in (
+        "draw.py",
+        "style.py",
+        "experiments.py",
+        "study.py",
+        "dynamics.py",
+        "digits.py",
+    )
 ]
 
 
