@@ -44,7 +44,7 @@ def slurm_profile(tmp_path: Path) -> Path:
     start_slurm.sh is well above 3 × the 5 s first status check)."""
     profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
     profile["default-resources"].update(slurm_account="crltest", slurm_partition="main")
-    for rule in ("train_encoder", "train_sample_size"):
+    for rule in ("train_encoder", "train_sample_size", "train_digits"):
         gpu_job = dict(profile["set-resources"][rule])  # a copy: the profile's YAML aliases them
         profile["set-resources"][rule] = gpu_job | {
             "slurm_partition": "main",
@@ -119,8 +119,8 @@ def test_workflow_runs_through_the_slurm_profile(tmp_path, smoke_run):
         assert job["JobState"] == "COMPLETED", job
     assert {r: len(j) for r, j in rules.items()} == SMOKE_JOBS
     # the GPU request travelled with the training jobs only
-    training = ("train_encoder", "train_sample_size")
-    for job in rules["train_encoder"] + rules["train_sample_size"]:
+    training = ("train_encoder", "train_sample_size", "train_digits")
+    for job in [j for rule in training for j in rules[rule]]:
         assert "gpu:1" in job.get("TresPerJob", ""), job
         assert job["Partition"] == "main"
     for rule, jobs in rules.items():
