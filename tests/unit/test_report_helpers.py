@@ -158,3 +158,13 @@ def test_every_report_section_links_an_existing_docs_page():
         assert (REPO / "docs" / page).is_file(), page
     experiments = {"table1.md", "sample_size.md", "lcgm.md", "noise.md", "experiment_r.md"}
     assert experiments | {"dynamics.md", "calibration.md", "cosine.md"} <= set(linked)
+
+
+@pytest.mark.parametrize(
+    ("count", "text"),
+    [(1e7, "10⁷"), (30_000_000, "3·10⁷"), (2_500_000, "2.5·10⁶"), (1e4, "10⁴"), (500, "500")],
+)
+def test_counts_print_as_powers_of_ten(count, text):
+    from crl_approx.render.numbers import pow10
+
+    assert pow10(count) == text

@@ -141,12 +141,14 @@ def test_decomposition_splits_each_run_against_its_own_seeds_population_run():
     assert parts.loc[1, "sampling"] == pytest.approx(1e-5)
 
 
-def test_the_reach_verdict_follows_the_tolerance_and_the_seed_sd():
-    assert sample_size.reach_verdict(1.05e-5, math.nan, 1e-5) == ("reaches (within 10%)", True)
-    assert sample_size.reach_verdict(1.3e-5, 0.4e-5, 1e-5)[1] is True  # within one sd
-    label, ok = sample_size.reach_verdict(1.3e-5, 0.1e-5, 1e-5)  # same mean, tighter seeds
+def test_the_reach_verdict_follows_the_tolerance_and_the_seed_interval():
+    assert sample_size.reach_verdict(1.05e-5, math.nan, 1e-5, 3) == ("reaches (within 10%)", True)
+    # 1.3× with a wide seed interval (half-width 4.30·0.4e-5/√3 = 0.99e-5): unresolved, no reach
+    wide = sample_size.reach_verdict(1.3e-5, 0.4e-5, 1e-5, 3)
+    assert wide == ("not resolved by our seeds (1.3×)", False)
+    label, ok = sample_size.reach_verdict(1.3e-5, 0.1e-5, 1e-5, 3)  # same mean, tighter seeds
     assert not ok and label == "above the paper (1.3×)"
-    assert sample_size.reach_verdict(0.5e-5, 0.1e-5, 1e-5) == ("below the paper (0.5×)", False)
+    assert sample_size.reach_verdict(0.5e-5, 0.1e-5, 1e-5, 3) == ("below the paper (0.5×)", False)
 
 
 STUDY = {"ci_level": 0.95, "budget_dims": [8], "min_epochs": 10}

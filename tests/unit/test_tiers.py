@@ -23,10 +23,7 @@ P = 1.0e-5  # a paper value of a positive scale quantity
         (1.1001e-5, None, tiers.ORDER),
         (0.9e-5, None, tiers.CLOSE),
         (0.8999e-5, None, tiers.ORDER),
-        (1.3e-5, 0.3e-5, tiers.SEED_SD),  # |ours − paper| = sd exactly
-        (1.3e-5, 0.2999e-5, tiers.ORDER),
-        (0.7e-5, 0.3e-5, tiers.SEED_SD),
-        (5.0e-5, 10e-5, tiers.DIFFERS),  # inside a huge sd but 5× off: not "within the seed sd"
+        (5.0e-5, 10e-5, tiers.DIFFERS),  # inside a huge interval but 5× off: not unresolved
         (3.16e-5, None, tiers.ORDER),  # a factor 3.16 < 10^0.5
         (3.163e-5, None, tiers.DIFFERS),  # a factor 3.163 > 10^0.5 = 3.1623
         (0.3163e-5, None, tiers.ORDER),
@@ -37,7 +34,39 @@ P = 1.0e-5  # a paper value of a positive scale quantity
     ],
 )
 def test_scale_tiers_at_their_boundaries(ours, sd, tier):
-    assert tiers.scale_tier(ours, P, sd) == tier
+    assert tiers.scale_tier(ours, P, sd, n=3) == tier
+
+
+# three seeds: t(0.975, 2) = 4.302653 (tables), so the 95 % half-width is 4.302653·sd/√3
+T2 = 4.302653
+
+
+def test_the_seed_interval_is_students_t_of_the_mean():
+    assert tiers.seed_half_width(1.0, 3) == pytest.approx(T2 / math.sqrt(3), rel=1e-6)
+    assert tiers.seed_half_width(1.0, 2) == pytest.approx(12.706205 / math.sqrt(2), rel=1e-6)
+    assert math.isnan(tiers.seed_half_width(1.0, 1)) and math.isnan(tiers.seed_half_width(None, 3))
+
+
+@pytest.mark.parametrize(
+    ("ours", "sd", "n", "tier"),
+    [
+        # the gap 0.3e-5 against half-widths just above / below it
+        (1.3e-5, 0.3e-5 * math.sqrt(3) / T2 * 1.0001, 3, tiers.UNRESOLVED),
+        (1.3e-5, 0.3e-5 * math.sqrt(3) / T2 * 0.9999, 3, tiers.ORDER),
+        (0.7e-5, 0.3e-5 * math.sqrt(3) / T2 * 1.0001, 3, tiers.UNRESOLVED),
+        # the old "within one sd" admitted |gap| = sd; the mean's interval over 12 seeds is narrower
+        (1.3e-5, 0.3e-5, 12, tiers.ORDER),
+        (1.3e-5, 0.3e-5, 1, tiers.ORDER),  # one seed: no interval
+        (1.3e-5, 0.3e-5, None, tiers.ORDER),
+        (2.5e-5, 2.0e-5, 3, tiers.UNRESOLVED),  # 2.5×, wide interval: unresolved, no reach
+        (1.05e-5, 1.0e-5, 3, tiers.CLOSE),  # within 10 % stays close whatever the sd
+    ],
+)
+def test_the_unresolved_tier_reads_the_seed_interval(ours, sd, n, tier):
+    got = tiers.scale_tier(ours, P, sd, n=n)
+    assert got == tier
+    if got == tiers.UNRESOLVED:
+        assert not tiers.reaches(got) and tiers.css(got) == "order"
 
 
 def test_a_missing_paper_value_has_no_tier():
@@ -85,9 +114,10 @@ def test_interval_tiers_at_the_ends(paper, tier):
 
 
 def test_which_tiers_reach_the_paper():
-    assert all(map(tiers.reaches, (tiers.MATCH, tiers.CLOSE, tiers.SEED_SD, "within ±0.02")))
+    assert all(map(tiers.reaches, (tiers.MATCH, tiers.CLOSE, "within ±0.02")))
     assert tiers.reaches(tiers.inside(0.95))
-    assert not any(map(tiers.reaches, (tiers.ORDER, tiers.DIFFERS, tiers.outside(0.95))))
+    misses = (tiers.ORDER, tiers.DIFFERS, tiers.outside(0.95), tiers.UNRESOLVED)
+    assert not any(map(tiers.reaches, misses))
     assert not tiers.reaches(tiers.DERIVED) and tiers.css(tiers.DERIVED) == "none"
 
 
@@ -97,10 +127,11 @@ def test_table1_and_the_study_give_the_same_verdict(ratio, sd_share):
     """Table 1's cell and the study's "reaches" rule read one tier: a cell reaches in the study
     exactly when Table 1 shows it in a reaching (green) tier."""
     ours, sd = ratio * P, sd_share * ratio * P
-    c = cell(ours, P, sd)
-    label, reaches = sample_size.reach_verdict(ours, sd, P)
+    c = cell(ours, P, sd, n=3)
+    label, reaches = sample_size.reach_verdict(ours, sd, P, 3)
     assert reaches == (c["css"] == "match")
     assert reaches == label.startswith("reaches")
+    assert (c["verdict"] == tiers.UNRESOLVED) == label.startswith(tiers.UNRESOLVED)
 
 
 def test_the_derived_rate_is_shown_but_not_counted():

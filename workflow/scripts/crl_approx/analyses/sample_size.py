@@ -109,15 +109,17 @@ def decompose(runs: pd.DataFrame, population: pd.DataFrame, floor: pd.DataFrame)
 
 
 # --- verdicts -------------------------------------------------------------------------------------
-def reach_verdict(mean: float, sd: float, paper: float) -> tuple[str, bool]:
-    """(label, reaches) comparing a protocol's mean excess with the paper's MLP excess: it reaches
-    the paper when its tier (:func:`crl_approx.numerics.tiers.scale_tier`, the one Table 1 uses)
-    is a reaching one."""
-    tier = tiers.scale_tier(mean, paper, sd)
+def reach_verdict(mean: float, sd: float, paper: float, n=None) -> tuple[str, bool]:
+    """(label, reaches) comparing a protocol's mean excess over ``n`` seeds with the paper's MLP
+    excess: it reaches the paper when its tier (:func:`crl_approx.numerics.tiers.scale_tier`, the
+    one Table 1 uses) is a reaching one; a cell the seeds cannot resolve says so."""
+    tier = tiers.scale_tier(mean, paper, sd, n=n)
     if tier == tiers.NONE:
         return tier, False
     if tiers.reaches(tier):
         return f"reaches ({tier})", True
+    if tier == tiers.UNRESOLVED:
+        return f"{tier} ({mean / paper:.3g}×)", False
     ratio = mean / paper
     side = "above" if ratio > 1 else "below"
     return f"{side} the paper ({ratio:.3g}×)", False
@@ -142,7 +144,9 @@ def summary(parts: pd.DataFrame, paper: dict, lr0: float) -> pd.DataFrame:
     out["ratio_to_paper"] = out["mlp_excess_risk_mean"] / out["paper_mlp_excess_risk"]
     out["sampling_share"] = out["sampling_mean"] / out["mlp_excess_risk_mean"]
     verdicts = [
-        reach_verdict(r.mlp_excess_risk_mean, r.mlp_excess_risk_sd, r.paper_mlp_excess_risk)
+        reach_verdict(
+            r.mlp_excess_risk_mean, r.mlp_excess_risk_sd, r.paper_mlp_excess_risk, r.n_seeds
+        )
         for r in out.itertuples()
     ]
     out["verdict"] = [v for v, _ in verdicts]

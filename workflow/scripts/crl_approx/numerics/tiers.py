@@ -5,8 +5,10 @@ gets the same verdict everywhere.
 Three kinds of quantity, three rules:
 
 - **positive scale quantities** (tails, excess risks, L2 distances): relative tiers
-  :func:`scale_tier`: equal at the paper's printed significant digits; within 10 %; within one
-  seed sd (only inside a factor 10^0.5); the same order of magnitude (a factor 10^0.5); differs.
+  :func:`scale_tier`: equal at the paper's printed significant digits; within 10 %; not resolved
+  by our seeds (the paper's value inside the 95 % Student-t interval of our seed mean, only inside
+  a factor 10^0.5; *not* counted as reaching: a wide interval admits anything); the same order of
+  magnitude (a factor 10^0.5); differs.
 - **bounded quantities** (R², exponents, rates): absolute tiers at the paper's printed precision
   :func:`bounded_tier`: within half a unit of its last printed digit; within ``ABS_UNITS`` units;
   differs. A relative tolerance would admit R² = 0.873 against 0.97.
@@ -21,6 +23,8 @@ from __future__ import annotations
 
 import math
 
+from scipy import stats
+
 #: the "within 10 %" tier: |ours/paper − 1| <= this
 CLOSE_TOLERANCE = 0.10
 #: the "same order of magnitude" tier: |log10(ours/paper)| < this (a factor 10^0.5 ≈ 3.16)
@@ -32,14 +36,17 @@ EPS = 1e-12
 
 MATCH = "matches printed digits"
 CLOSE = f"within {CLOSE_TOLERANCE:.0%}"
-SEED_SD = "within the seed sd"
+UNRESOLVED = "not resolved by our seeds"
+#: the level of the seed-mean interval behind :data:`UNRESOLVED`
+SEED_LEVEL = 0.95
 ORDER = "same order of magnitude"
 DIFFERS = "differs"
 DERIVED = "derived (not counted)"
 NONE = "—"
 
-#: the tiers that count as reaching the paper (the study's "reaches")
-REACHING = (MATCH, CLOSE, SEED_SD)
+#: the tiers that count as reaching the paper (the study's "reaches"); :data:`UNRESOLVED` is
+#: not one of them: "our seeds cannot tell" is no evidence of agreement
+REACHING = (MATCH, CLOSE)
 
 
 def _finite(*values) -> bool:
@@ -51,9 +58,17 @@ def sig(value: float, digits: int) -> str:
     return f"{value:.{digits - 1}e}"
 
 
-def scale_tier(ours, paper, sd=None, digits: int = 4) -> str:
-    """The tier of a positive scale quantity ``ours`` (a mean, with the seeds' ``sd`` if any)
-    against the paper's ``paper`` printed to ``digits`` significant digits."""
+def seed_half_width(sd, n, level: float = SEED_LEVEL) -> float:
+    """Half-width of the Student-t ``level`` interval of a mean over ``n`` seeds with sample sd
+    ``sd`` (t·sd/√n, n − 1 degrees of freedom); NaN without an sd or with fewer than 2 seeds."""
+    if not _finite(sd, n) or n < 2:
+        return math.nan
+    return float(stats.t.ppf((1 + level) / 2, n - 1) * sd / math.sqrt(n))
+
+
+def scale_tier(ours, paper, sd=None, digits: int = 4, n=None) -> str:
+    """The tier of a positive scale quantity ``ours`` (a mean over ``n`` seeds, with their sample
+    ``sd`` if any) against the paper's ``paper`` printed to ``digits`` significant digits."""
     if not _finite(ours, paper) or paper <= 0:
         return NONE
     if sig(ours, digits) == sig(paper, digits):
@@ -64,8 +79,9 @@ def scale_tier(ours, paper, sd=None, digits: int = 4) -> str:
     if abs(ratio - 1) <= CLOSE_TOLERANCE + EPS:
         return CLOSE
     within_order = abs(math.log10(ratio)) < ORDER_TOLERANCE
-    if _finite(sd) and abs(ours - paper) <= sd * (1 + EPS) and within_order:
-        return SEED_SD
+    half = seed_half_width(sd, n)
+    if _finite(half) and abs(ours - paper) <= half * (1 + EPS) and within_order:
+        return UNRESOLVED
     return ORDER if within_order else DIFFERS
 
 
@@ -109,12 +125,13 @@ def reaches(tier: str) -> bool:
 
 
 def css(tier: str) -> str:
-    """The report's class for a tier: match, order, differs or none."""
+    """The report's class for a tier: match, order (also for an unresolved one), differs or
+    none."""
     if tier in (NONE, DERIVED):
         return "none"
     if reaches(tier):
         return "match"
-    return "order" if tier == ORDER else "differs"
+    return "order" if tier in (ORDER, UNRESOLVED) else "differs"
 
 
 def legend(level: float = 0.95) -> list[tuple[str, str]]:
@@ -128,9 +145,10 @@ def legend(level: float = 0.95) -> list[tuple[str, str]]:
         ),
         (CLOSE, f"|ours/paper − 1| ≤ {CLOSE_TOLERANCE:.2f} (scale quantities)"),
         (
-            SEED_SD,
-            "|ours − paper| ≤ one sd over our seeds, and within a factor "
-            f"{factor:.2f} (scale quantities)",
+            UNRESOLVED,
+            f"outside {CLOSE_TOLERANCE:.0%} but the paper's value lies in our "
+            f"{SEED_LEVEL:.0%} Student-t interval of the seed mean (mean ± t·sd/√n), within a "
+            f"factor {factor:.2f}: our seeds cannot tell; not counted as reaching",
         ),
         (ORDER, f"within a factor {factor:.2f} (scale quantities)"),
         (

@@ -60,21 +60,24 @@ def table1_rows(table: pd.DataFrame) -> list[dict]:
         }
         for _, m in sub.iterrows():
             over = _num(m, "mlp_excess_over_floor")
+            n = int(_num(m, "n_seeds") or 0)
             row["mlp"][m["objective"]] = {
                 "l2": cell(
                     _num(m, "mlp_l2_distance_mean"),
                     _num(m, "paper_mlp_l2_distance"),
                     _num(m, "mlp_l2_distance_sd"),
                     note,
+                    n,
                 ),
                 "excess": cell(
                     _num(m, "mlp_excess_risk_mean"),
                     _num(m, "paper_mlp_excess_risk"),
                     _num(m, "mlp_excess_risk_sd"),
                     note,
+                    n,
                 ),
                 "over_floor": "—" if over is None else f"{over:.3g}",
-                "n": int(_num(m, "n_seeds") or 0),
+                "n": n,
             }
         rows.append(row)
     return rows

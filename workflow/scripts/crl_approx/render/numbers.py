@@ -13,6 +13,16 @@ def e(x, sig: int = 3) -> str:
     return f"{mantissa}e{int(exponent)}".replace("-", "−", 1 if x < 0 else 0)
 
 
+def pow10(x) -> str:
+    """A count as m·10ⁿ with a superscript exponent (10⁷, 3·10⁷); plain digits below 10⁴."""
+    x = float(x)
+    if abs(x) < 1e4:
+        return g(x)
+    mantissa, exponent = f"{x:.2e}".split("e")
+    sup = str(int(exponent)).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return f"10{sup}" if float(mantissa) == 1 else f"{float(mantissa):g}·10{sup}"
+
+
 def f(x, decimals: int = 3) -> str:
     """Fixed point with a typographic minus."""
     return f"{float(x):.{decimals}f}".replace("-", "−")

@@ -34,7 +34,7 @@ from ..config import load_paper_values
 from ..numerics import tiers
 from ..numerics.asymptotics import asymptotic_slope
 from .html import benchmark_rows, verdict_summary
-from .numbers import e, f, g, minsec, pct, pnum, protocol, reflow, span, thousands
+from .numbers import e, f, g, minsec, pct, pnum, pow10, protocol, reflow, span, thousands
 from .verdicts import verdict
 
 REPO = Path(__file__).resolve().parents[4]
@@ -131,7 +131,8 @@ class Run:
 
     def t1_verdict(self, objective: str, dim: int, column: str = "mlp_excess_risk") -> str:
         r = self.table1.loc[(objective, dim)]
-        return verdict(r[f"{column}_mean"], r[f"paper_{column}"], sd=r[f"{column}_sd"])[0]
+        sd, n = r[f"{column}_sd"], r["n_seeds"]
+        return verdict(r[f"{column}_mean"], r[f"paper_{column}"], sd=sd, n=n)[0]
 
     def spectral_verdicts(self) -> list[str]:
         r = self.table1.loc["population"]
@@ -174,6 +175,11 @@ class Run:
         n = self.noise
         return n[(n["dataset"] == dataset) & (n["seed"] == -1)].iloc[0]
 
+    def seed_mu_hat(self, dataset: str) -> list[float]:
+        """The per-seed μ̂ of ``dataset``, by seed."""
+        n = self.noise[(self.noise["dataset"] == dataset) & (self.noise["seed"] >= 0)]
+        return n.sort_values("seed")["mu_hat"].tolist()
+
     def curve_at(self, dataset: str, t: float, column: str) -> float:
         c = self.curve[self.curve["dataset"] == dataset]
         return float(c.iloc[(np.log(c["t"]) - math.log(t)).abs().argmin()][column])
@@ -213,7 +219,7 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
         extensions=["jinja2.ext.do"],
     )
-    formats = {"e": e, "f": f, "g": g, "pct": pct, "pnum": pnum, "minsec": minsec}
+    formats = {"e": e, "f": f, "g": g, "pct": pct, "pnum": pnum, "minsec": minsec, "pow10": pow10}
     env.filters |= formats | {"thousands": thousands, "protocol": protocol}
     env.globals |= formats | {"span": span, "verdict": verdict, "inf": math.inf}
     env.globals |= {"asymptotic_slope": asymptotic_slope, "tier_close": tiers.CLOSE_TOLERANCE}

@@ -15,10 +15,11 @@ def fmt(value, digits: int = 4) -> str:
     return f"{value:.{digits - 1}e}"
 
 
-def verdict(ours, paper, digits: int = 4, sd=None) -> tuple[str, str]:
-    """(label, css class) of a positive scale quantity against the paper's, printed to ``digits``
-    significant digits (:func:`crl_approx.numerics.tiers.scale_tier`)."""
-    label = tiers.scale_tier(ours, paper, sd, digits)
+def verdict(ours, paper, digits: int = 4, sd=None, n=None) -> tuple[str, str]:
+    """(label, css class) of a positive scale quantity (a mean over ``n`` seeds with sample sd
+    ``sd``, if any) against the paper's, printed to ``digits`` significant digits
+    (:func:`crl_approx.numerics.tiers.scale_tier`)."""
+    label = tiers.scale_tier(ours, paper, sd, digits, n)
     return label, tiers.css(label)
 
 
@@ -36,10 +37,10 @@ def mean_sd(mean, sd, show=fmt, show_sd=None) -> str:
     return text
 
 
-def cell(ours, paper, sd=None, note: str = "") -> dict:
-    """One Table 1 cell: ours (± sd), the paper's value (or ``note`` where it has none, e.g.
-    "not the paper's setting"), ours/paper and the tier."""
-    label, css = verdict(ours, paper, sd=sd)
+def cell(ours, paper, sd=None, note: str = "", n=None) -> dict:
+    """One Table 1 cell: ours (± sd over ``n`` seeds), the paper's value (or ``note`` where it has
+    none, e.g. "not the paper's setting"), ours/paper and the tier."""
+    label, css = verdict(ours, paper, sd=sd, n=n)
     ratio = ours / paper if paper and ours is not None and math.isfinite(ours) else None
     return {
         "ours": mean_sd(ours, sd, fmt, fmt_sd),
