@@ -7,6 +7,7 @@ import math
 
 import pandas as pd
 
+from ..numerics import tiers
 from .verdicts import fmt, fmt_sd, mean_sd
 
 
@@ -42,7 +43,9 @@ def _interval(lo, hi, f="{:.3g}") -> str:
 
 
 def _css(verdict: str) -> str:
-    return "match" if verdict.startswith("reaches") else "differs"
+    if verdict.startswith("reaches"):
+        return "match"
+    return "order" if verdict.startswith(tiers.UNRESOLVED) else "differs"
 
 
 def context(table_csv, fits_csv, default_objective: str) -> dict:
