@@ -1,8 +1,14 @@
 """README's measured tables and generated prose against the outputs of a default run (the
 default-config tier: set CRL_DEFAULT_RUN to the folder of a finished `snakemake --cores all`).
-Every number of these tables must equal the stored one at the precision it is printed with, and
-every generated block must equal its fragment rendered from the run; a stale README fails here."""
 
+Against README's own run (the same training fingerprint) every number of these tables must equal
+the stored one at the precision it is printed with, and every generated block must equal its
+fragment rendered from the run; a stale README fails here. Against a run of another machine
+(another fingerprint: torch's CPU numerics differ between hosts) the numbers that do not come from
+training stay exact and a training mean ± sd must agree within the two runs' seed noise
+(docs/development.md, "Another machine's run")."""
+
+import math
 import os
 import re
 from pathlib import Path
@@ -44,6 +50,30 @@ def numbers(cell: str) -> list[tuple[float, float]]:
     return out
 
 
+def agree(cell: str, mean: float, sd: float, n: int, same: bool) -> None:
+    """A training number printed as ``mean ± sd`` (n seeds) against the run's. Same run: equal at
+    the printed precision. Another machine's run: |m₁ − m₂| ≤ t(0.975, 2n − 2)·√((s₁² + s₂²)/n)
+    + half a printed unit (two independent n-seed means)."""
+    if same:
+        close(cell, mean, sd)
+        return
+    from scipy import stats
+
+    (m1, half), (s1, _) = numbers(cell)[:2]
+    tol = stats.t.ppf(0.975, 2 * n - 2) * math.sqrt((s1**2 + sd**2) / n) + half
+    assert abs(m1 - mean) <= tol, (cell, mean, sd, tol)
+
+
+def overlap(cell: str, lo: float, hi: float, same: bool) -> None:
+    """An interval [a, b] printed in ``cell``: equal to the run's, or (another machine) overlapping
+    it."""
+    if same:
+        close(cell, lo, hi)
+        return
+    (a, _), (b, _) = numbers(cell)[:2]
+    assert a <= hi and lo <= b, (cell, lo, hi)
+
+
 def close(cell: str, *stored) -> None:
     """The cell's numbers, in order, equal the stored values at their printed precision."""
     nums = numbers(cell)
@@ -57,6 +87,16 @@ def run() -> Path:
     return Path(os.environ["CRL_DEFAULT_RUN"]) / "results"
 
 
+@pytest.fixture(scope="module")
+def same(run) -> bool:
+    """Whether the run is the one README was rendered from (the same training fingerprint)."""
+    from crl_approx.render import readme
+
+    recorded = readme.rendered_fingerprint()
+    assert recorded, "no run_fingerprint block in the documents"
+    return readme.training_fingerprint(run) == recorded
+
+
 def test_readme_spectrum_table(run):
     spec = pd.read_csv(run / "gmm" / "spectrum.csv").set_index("D")
     rows = readme_table("| D | spectral tail (ours)")
@@ -66,18 +106,28 @@ def test_readme_spectrum_table(run):
         close(trunc, spec.loc[int(d), "truncation_excess_risk"])
 
 
-def test_readme_table1(run):
+def mean_sd(r, column: str) -> tuple[float, float, int]:
+    return r[f"{column}_mean"], r[f"{column}_sd"], int(r["n_seeds"])
+
+
+def test_readme_table1(run, same):
     t = pd.read_csv(run / "tables" / "table1.csv").set_index(["objective", "D"])
     for d, floor, pop, smp, _, l2p, l2s, _ in readme_table("| D | floor (ours) | excess, pop"):
         p, s = t.loc[("population", int(d))], t.loc[("samples", int(d))]
-        close(floor, p["rank_d_floor_excess_risk"])
+        close(floor, p["rank_d_floor_excess_risk"])  # scipy's L-BFGS, no training
         for cell, r in ((pop, p), (smp, s)):
-            close(cell, *r[["mlp_excess_risk_mean", "mlp_excess_risk_sd", "ratio_mlp_excess_risk"]])
-        close(l2p, p["mlp_l2_distance_mean"], p["mlp_l2_distance_sd"])
-        close(l2s, s["mlp_l2_distance_mean"], s["mlp_l2_distance_sd"])
+            agree(cell, *mean_sd(r, "mlp_excess_risk"), same)
+            if same:
+                close(
+                    cell,
+                    *r[["mlp_excess_risk_mean", "mlp_excess_risk_sd"]],
+                    r.ratio_mlp_excess_risk,
+                )
+        agree(l2p, *mean_sd(p, "mlp_l2_distance"), same)
+        agree(l2s, *mean_sd(s, "mlp_l2_distance"), same)
 
 
-def test_readme_sample_size_table(run):
+def test_readme_sample_size_table(run, same):
     t = pd.read_csv(run / "tables" / "sample_size.csv")
     t = t[t["is_default_lr"] & (t["budget_multiplier"] == 1)].set_index(["D", "protocol"])
     protocols = ["n=10000", "n=100000", "n=1000000", "fresh"]
@@ -85,22 +135,25 @@ def test_readme_sample_size_table(run):
         d = int(row[0])
         first = t.loc[(d, "fresh")]
         close(row[1], first["approximation"])
-        close(row[2], first["population_mean"], first["population_sd"])
+        agree(row[2], first["population_mean"], first["population_sd"], first["n_seeds"], same)
         for cell, p in zip(row[3:7], protocols, strict=True):
             r = t.loc[(d, p)]
-            close(cell, *r[["mlp_excess_risk_mean", "mlp_excess_risk_sd", "ratio_to_paper"]])
+            agree(cell, *mean_sd(r, "mlp_excess_risk"), same)
+            if same:
+                close(cell, *r[["mlp_excess_risk_mean", "mlp_excess_risk_sd", "ratio_to_paper"]])
 
 
-def test_readme_lcgm_table(run):
+def test_readme_lcgm_table(run, same):
     t = pd.read_csv(run / "tables" / "lcgm_probes.csv").set_index("D")
     rows = readme_table("| D | R² f(x)")
     assert [int(r[0].split()[0]) for r in rows] == t.index.tolist()  # every D of the sweep
     for d, f, g, cc, excess in rows:
         r = t.loc[int(d.split()[0])]
-        close(f, r["probe_r2_f_mean"], r["probe_r2_f_sd"])
-        close(g, r["probe_r2_g_mean"], r["probe_r2_g_sd"])
-        close(cc, r["cc_capture_g_mean"])
-        close(excess, r["heldout_excess_mean"], r["heldout_excess_sd"])
+        agree(f, *mean_sd(r, "probe_r2_f"), same)
+        agree(g, *mean_sd(r, "probe_r2_g"), same)
+        agree(excess, *mean_sd(r, "heldout_excess"), same)
+        if same:  # printed without its sd: compared only against README's own run
+            close(cc, r["cc_capture_g_mean"])
 
 
 def test_readme_noise_table(run):
@@ -112,10 +165,10 @@ def test_readme_noise_table(run):
         close(row[1], pooled["mu_hat"])
         close(row[2], pooled["mu_ci_lo"], pooled["mu_ci_hi"])
         close(row[3], *seeds["mu_hat"])
-        close(row[4], pooled["rate_exponent"])
+        close(row[4], *pooled[["rate_exponent", "rate_exponent_ci_lo", "rate_exponent_ci_hi"]])
 
 
-def test_readme_calibration_table(run):
+def test_readme_calibration_table(run, same):
     t = pd.read_csv(run / "tables" / "calibration.csv").set_index("group")
     names = {
         "all": "all",
@@ -128,31 +181,36 @@ def test_readme_calibration_table(run):
     }
     for label, used, runs, kappa, ci, c_half, c_noise in readme_table("| scores | used |"):
         r = t.loc[names[label]]
-        close(used, r["n_points"])
+        close(used, r["n_points"])  # the design's counts, not training's
         close(runs, r["n_clusters"])
-        close(kappa, r["exponent"])
-        close(ci, r["exponent_ci_lo"], r["exponent_ci_hi"])
-        close(c_half, r["max_ratio_to_bound"])
-        close(c_noise, r["max_ratio_to_noise_bound"])
+        overlap(ci, r["exponent_ci_lo"], r["exponent_ci_hi"], same)
+        if same:
+            close(kappa, r["exponent"])
+            close(c_half, r["max_ratio_to_bound"])
+            close(c_noise, r["max_ratio_to_noise_bound"])
 
 
-def test_readme_cosine_table(run):
+def test_readme_cosine_table(run, same):
     t = pd.read_csv(run / "tables" / "cosine_ablation.csv").set_index("D")
     for d, inner, cosine, ratio, floor, l2i, l2c, scale in readme_table("| D | excess, inner |"):
         r = t.loc[int(d)]
-        close(inner, r["mlp_excess_risk_mean_inner"], r["mlp_excess_risk_sd_inner"])
-        close(cosine, r["mlp_excess_risk_mean_cosine"], r["mlp_excess_risk_sd_cosine"])
-        close(ratio, r["mlp_excess_risk_cosine_over_inner"])
+        for cell, score in ((inner, "inner"), (cosine, "cosine")):
+            mean, sd = r[f"mlp_excess_risk_mean_{score}"], r[f"mlp_excess_risk_sd_{score}"]
+            agree(cell, mean, sd, int(r[f"n_seeds_{score}"]), same)
         close(floor, r["rank_d_floor_excess_risk"])
-        close(l2i, r["mlp_l2_distance_mean_inner"])
-        close(l2c, r["mlp_l2_distance_mean_cosine"])
-        close(scale, r["cosine_scale_mean"])
+        if same:  # printed without an sd
+            close(ratio, r["mlp_excess_risk_cosine_over_inner"])
+            close(l2i, r["mlp_l2_distance_mean_inner"])
+            close(l2c, r["mlp_l2_distance_mean_cosine"])
+            close(scale, r["cosine_scale_mean"])
 
 
-def test_readme_generated_blocks(run):
+def test_readme_generated_blocks(run, same):
     """Every generated block of README (the measured prose) equals its fragment rendered from this
     run's results and the tracked benchmark records: `python3 -m crl_approx.render.readme --run DIR
-    --write` rewrites them after a change."""
+    --write` rewrites them after a change. Against another machine's run only the blocks that do
+    not read training (``MACHINE_FREE`` and the records' ``bench_`` blocks) must be equal; the
+    others must render from it, and those that differ are listed."""
     from crl_approx.config import load_paper_values
     from crl_approx.render import readme
 
@@ -160,6 +218,11 @@ def test_readme_generated_blocks(run):
     blocks = readme.all_blocks()
     assert set(fragments) == set(blocks)
     stale = [name for name, text in fragments.items() if blocks[name] != text]
+    if not same:
+        free = [n for n in stale if n in readme.MACHINE_FREE or n.startswith("bench_")]
+        assert free == [], f"blocks that read no training differ on another machine's run: {free}"
+        print(f"another machine's run: {len(stale)} training blocks differ, not compared: {stale}")
+        return
     assert stale == [], (
         f"stale README blocks {stale}: python3 -m crl_approx.render.readme --run DIR --write"
     )
@@ -187,3 +250,17 @@ def test_a_perturbed_table_changes_the_generated_prose(run, tmp_path):
     assert new["table1_notes"] != old["table1_notes"]
     ratio = float(t1.loc[sel, "ratio_mlp_excess_risk"].iloc[0])
     assert f"reach {ratio:.3f}× the paper's excess" in " ".join(new["table1_notes"].split())
+
+
+def test_the_cross_machine_tolerance_admits_seed_noise_and_not_more(run):
+    """The tolerant comparison used against another machine's run: README's Table 1 agrees with
+    its own run; a run whose D = 8 population mean sits 3 seed sd away, or at 2× with the same
+    spread, does not."""
+    t = pd.read_csv(run / "tables" / "table1.csv").set_index(["objective", "D"])
+    rows = {int(r[0]): r for r in readme_table("| D | floor (ours) | excess, pop")}
+    for d, row in rows.items():
+        agree(row[2], *mean_sd(t.loc[("population", d)], "mlp_excess_risk"), same=False)
+    mean, sd, n = mean_sd(t.loc[("population", 8)], "mlp_excess_risk")
+    for moved in (mean + 3 * sd * math.sqrt(2), 2 * mean):
+        with pytest.raises(AssertionError):
+            agree(rows[8][2], moved, sd, n, same=False)

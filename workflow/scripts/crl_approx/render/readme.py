@@ -78,6 +78,32 @@ def job_times(root: Path | str) -> dict:
     return out
 
 
+#: the blocks whose numbers do not depend on torch training (quadrature, scipy's rank-D floor,
+#: numpy's Monte Carlo) or read only the benchmark records: the default tier compares them exactly
+#: even against a run of another machine (docs/development.md)
+MACHINE_FREE = ("spectrum_notes", "spectrum_table", "rank_floor_notes", "noise_notes", "noise_table")
+
+
+def training_fingerprint(results: Path) -> str:
+    """12 hex digits of the sha256 of Table 1's MLP means at full precision: two runs with the same
+    fingerprint trained bitwise the same (same code, config and machine); torch's CPU numerics
+    differ between hosts, so a run of another machine has another fingerprint."""
+    import hashlib
+
+    t = pd.read_csv(results / "tables" / "table1.csv")
+    t = t.sort_values(["objective", "D"])
+    cols = ["mlp_excess_risk_mean", "mlp_l2_distance_mean"]
+    text = ";".join(repr(float(v)) for v in t[cols].to_numpy().ravel())
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def rendered_fingerprint(paths=None) -> str | None:
+    """The training fingerprint of the run the documents' blocks were rendered from."""
+    body = all_blocks(paths).get("run_fingerprint", "")
+    m = re.search(r"fingerprint\s+`([0-9a-f]{12})`", body)
+    return m[1] if m else None
+
+
 # --- what the fragments read ---------------------------------------------------------------------
 
 
@@ -91,6 +117,7 @@ class Run:
         if results is None:
             return
         t = results / "tables"
+        self.fingerprint = training_fingerprint(results)
         self.table1 = pd.read_csv(t / "table1.csv").set_index(["objective", "D"])
         self.spectrum = pd.read_csv(results / "gmm" / "spectrum.csv").set_index("D")
         self.convergence = pd.read_csv(results / "gmm" / "convergence.csv")
