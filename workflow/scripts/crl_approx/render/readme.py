@@ -81,7 +81,13 @@ def job_times(root: Path | str) -> dict:
 #: the blocks whose numbers do not depend on torch training (quadrature, scipy's rank-D floor,
 #: numpy's Monte Carlo) or read only the benchmark records: the default tier compares them exactly
 #: even against a run of another machine (docs/development.md)
-MACHINE_FREE = ("spectrum_notes", "spectrum_table", "rank_floor_notes", "noise_notes", "noise_table")
+MACHINE_FREE = (
+    "spectrum_notes",
+    "spectrum_table",
+    "rank_floor_notes",
+    "noise_notes",
+    "noise_table",
+)
 
 
 def training_fingerprint(results: Path) -> str:
