@@ -201,15 +201,15 @@ def fresh_batches(mix, seeds, batch: int, dtype, dev):
         yield from zip(x.unbind(0), y.unbind(0), strict=True)
 
 
-def run_steps(model, opt, batches, n_steps: int, tau: float, after_step=None):
-    """``n_steps`` optimiser steps on the next batches of ``batches``; the mean loss per replica
-    as a tensor (not yet synchronised). ``after_step(t)``, if given, runs after each step with the
-    run's step count t (it must not change the model or draw random numbers)."""
+def run_steps(model, opt, step_loss, n_steps: int, after_step=None):
+    """``n_steps`` optimiser steps, each on the R losses ``step_loss()`` returns (the next batch's,
+    or the population loss); the mean loss per replica as a tensor (not yet synchronised).
+    ``after_step(t)``, if given, runs after each step with the run's step count t (it must not
+    change the model or draw random numbers)."""
     p = next(model.parameters())
     total = torch.zeros(model.replicas, dtype=p.dtype, device=p.device)
     for _ in range(n_steps):
-        xb, yb = next(batches)
-        loss = in_batch_loss(model, xb, yb, tau)
+        loss = step_loss()
         opt.zero_grad()
         loss.sum().backward()
         opt.step()
@@ -219,10 +219,21 @@ def run_steps(model, opt, batches, n_steps: int, tau: float, after_step=None):
     return total / max(1, n_steps)
 
 
+def batch_loss(model, batches, tau: float):
+    """``step_loss`` of :func:`run_steps` for minibatches: in-batch InfoNCE on the next batch."""
+
+    def step_loss():
+        xb, yb = next(batches)
+        return in_batch_loss(model, xb, yb, tau)
+
+    return step_loss
+
+
 def shuffled_epoch(model, opt, x: torch.Tensor, y: torch.Tensor, gens, batch: int, tau: float):
     """One epoch of the ``samples`` objective over the pairs x, y (R, n, d): a fresh permutation
     per replica from its generator, full batches only; the mean loss per replica, unsynchronised."""
-    return run_steps(model, opt, pool_batches(x, y, gens, batch), x.shape[1] // batch, tau)
+    batches = pool_batches(x, y, gens, batch)
+    return run_steps(model, opt, batch_loss(model, batches, tau), x.shape[1] // batch)
 
 
 def split_steps(total: int, parts: int) -> list[int]:
@@ -280,38 +291,38 @@ def fit_stream(model, batches, total: int, val, train: dict, tau: float, end_epo
     ``train.epochs`` checkpoints. ``end_epoch(epoch, train_loss, val_loss, t0)`` runs after each
     with tensors of R losses (val: the in-batch loss on the validation pairs ``val``); its
     ``after_step`` method, if any, after every step (see :func:`run_steps`)."""
-    opt = make_optimizer(model, train, total)
-    after_step = getattr(end_epoch, "after_step", None)
-    for epoch, n_steps in enumerate(split_steps(total, train["epochs"]), start=1):
-        t0 = time.perf_counter()
-        model.train()
-        train_loss = run_steps(model, opt, batches, n_steps, tau, after_step)
-        model.eval()
-        end_epoch(epoch, train_loss, block_losses(model, *val, tau, train["batch_size"]), t0)
-    return total
+
+    def validate():
+        return block_losses(model, *val, tau, train["batch_size"])
+
+    step_loss = batch_loss(model, batches, tau)
+    return fit_checkpoints(model, step_loss, total, train, end_epoch, validate)
 
 
 def fit_population(model, grid, train: dict, tau: float, end_epoch) -> int:
     """The ``population`` objective: full-batch steps on the exact population loss on ``grid``,
     split into ``train.epochs`` checkpoints (val_loss None: the caller evaluates on its grid)."""
-    steps, epochs = train["population_steps"], train["epochs"]
-    opt = make_optimizer(model, train, steps)
-    after_step = getattr(end_epoch, "after_step", None)
     r = model.replicas
     gx = grid.x.expand(r, *grid.x.shape).contiguous()
     gy = grid.y.expand(r, *grid.y.shape).contiguous()
-    for epoch, n_steps in enumerate(split_steps(steps, epochs), start=1):
+
+    def step_loss():
+        return grid.loss(model(gx, gy), tau)
+
+    steps = train["population_steps"]
+    return fit_checkpoints(model, step_loss, steps, train, end_epoch, lambda: None)
+
+
+def fit_checkpoints(model, step_loss, total: int, train: dict, end_epoch, validate) -> int:
+    """The one training loop: ``total`` steps on ``step_loss`` under one lr schedule, split into
+    ``train.epochs`` checkpoints; after each, ``end_epoch(epoch, train_loss, validate(), t0)``;
+    ``end_epoch.after_step``, if any, after every step. Returns ``total``."""
+    opt = make_optimizer(model, train, total)
+    after_step = getattr(end_epoch, "after_step", None)
+    for epoch, n_steps in enumerate(split_steps(total, train["epochs"]), start=1):
         t0 = time.perf_counter()
         model.train()
-        total = torch.zeros(r, dtype=gx.dtype, device=gx.device)
-        for _ in range(n_steps):
-            loss = grid.loss(model(gx, gy), tau)
-            opt.zero_grad()
-            loss.sum().backward()
-            opt.step()
-            total += loss.detach()
-            if after_step is not None:
-                after_step(opt.t)
+        train_loss = run_steps(model, opt, step_loss, n_steps, after_step)
         model.eval()
-        end_epoch(epoch, total / max(1, n_steps), None, t0)
-    return steps
+        end_epoch(epoch, train_loss, validate(), t0)
+    return total
