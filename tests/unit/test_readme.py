@@ -38,7 +38,7 @@ CONSTANTS = {
     3.16: "the 'same order of magnitude' tolerance 10^0.5 (verdicts.py)",
 }
 #: unit-bearing constants: test thresholds and verdict tolerances, the study's budget multipliers
-UNIT_CONSTANTS = {"5 %", "10 %", "10%", "95 %", "1×", "2×", "4×"}
+UNIT_CONSTANTS = {"5 %", "10 %", "10%", "95 %", "99 %", "1×", "2×", "4×"}  # levels, test factors
 NUMBER = re.compile(
     r"(?<![\w.~^/-])[-−]?\d[\d,]*(?:\.\d+)?(?:e[-+−]?\d+)?(?:\s?%|×|\s?s\b|\s?min\b)?(?![\w.]*\d)"
 )

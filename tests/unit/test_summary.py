@@ -84,3 +84,14 @@ def test_both_objectives_are_shown_and_counted_apart():
 def test_a_run_without_the_stated_protocol_says_so():
     s = _summary(["population"])
     assert len(s["groups"]) == 2 and s["stated"] is None and s["stated_misses"] == []
+
+
+def test_an_unresolved_stated_cell_is_not_called_a_miss():
+    """samples at D = 4 with a wide seed spread (1.5× the paper, sd 0.5× the paper over 3 seeds:
+    the paper inside mean ± 4.30·sd/√3): not reaching, yet not a miss either."""
+    table = _table1(["population", "samples"])
+    sel = (table["objective"] == "samples") & (table["D"] == 4)
+    table.loc[sel, "mlp_excess_risk_mean"] = 1.5 * PAPER_EXCESS[4]
+    table.loc[sel, "mlp_excess_risk_sd"] = 0.5 * PAPER_EXCESS[4]
+    s = summary(table1_rows(table), ["population", "samples"], SPECTRUM, LCGM, NOISE, PAPER)
+    assert s["stated_misses"] == [8] and s["stated_unresolved"] == [4]

@@ -151,3 +151,13 @@ def test_the_legend_states_the_constants():
     text = " ".join(rule for _, rule in tiers.legend())
     assert f"{tiers.CLOSE_TOLERANCE:.2f}" in text and "3.16" in text
     assert f"{tiers.ABS_UNITS} units" in text
+
+
+def test_a_wide_interval_does_not_reach():
+    """Inside a narrow interval reaches; inside one wider than ±10 % of the paper's value does
+    not (a wide interval contains anything); outside is a miss."""
+    assert tiers.interval_tier(0.88, 0.80, 0.96) == tiers.inside(0.95)  # half-width 0.08 < 0.088
+    wide = tiers.interval_tier(0.88, 0.70, 1.10)  # half-width 0.20
+    assert wide == tiers.too_wide(0.95) and not tiers.reaches(wide) and not tiers.misses(wide)
+    assert tiers.css(wide) == "order"
+    assert tiers.misses(tiers.interval_tier(0.88, 0.90, 0.95))

@@ -112,16 +112,32 @@ def outside(level: float) -> str:
     return f"outside our {level:.0%} interval"
 
 
+def too_wide(level: float) -> str:
+    return f"not resolved by our {level:.0%} interval (wider than ±{CLOSE_TOLERANCE:.0%})"
+
+
 def interval_tier(paper, lo, hi, level: float = 0.95) -> str:
-    """Whether the paper's value lies in our ``level`` interval [lo, hi]."""
+    """Whether the paper's value lies in our ``level`` interval [lo, hi]. Inside an interval whose
+    half-width exceeds ``CLOSE_TOLERANCE`` of the paper's value it is :func:`too_wide` to tell
+    (not reaching): a wide interval contains anything."""
     if not _finite(paper, lo, hi):
         return NONE
-    return inside(level) if lo <= paper <= hi else outside(level)
+    if not lo <= paper <= hi:
+        return outside(level)
+    if (hi - lo) / 2 > CLOSE_TOLERANCE * abs(paper) * (1 + EPS):
+        return too_wide(level)
+    return inside(level)
 
 
 def reaches(tier: str) -> bool:
     """Whether a tier counts as reaching the paper's value (the study's rule)."""
     return tier in REACHING or tier.startswith(("within ±", "inside our"))
+
+
+def misses(tier: str) -> bool:
+    """Whether a tier says ours and the paper's differ (same order of magnitude, differs, or the
+    paper outside our interval): neither reaching nor :data:`UNRESOLVED`."""
+    return tier in (ORDER, DIFFERS) or tier.startswith("outside our")
 
 
 def css(tier: str) -> str:
@@ -131,7 +147,7 @@ def css(tier: str) -> str:
         return "none"
     if reaches(tier):
         return "match"
-    return "order" if tier in (ORDER, UNRESOLVED) else "differs"
+    return "order" if tier == ORDER or tier.startswith("not resolved") else "differs"
 
 
 def legend(level: float = 0.95) -> list[tuple[str, str]]:
@@ -158,7 +174,13 @@ def legend(level: float = 0.95) -> list[tuple[str, str]]:
         ),
         (
             inside(level),
-            "the paper's value lies in our interval (quantities we estimate with an interval: μ̂)",
+            "the paper's value lies in our interval, whose half-width is at most "
+            f"{CLOSE_TOLERANCE:.0%} of it (quantities we estimate with an interval: μ̂)",
+        ),
+        (
+            too_wide(level),
+            "the paper's value lies in our interval, but the interval is wider than that: "
+            "not counted as reaching",
         ),
         (DIFFERS, "none of the above (" + outside(level) + " for an interval)"),
         (DERIVED, "computed from another line (the rate from μ̂); not counted"),

@@ -288,6 +288,8 @@ def build(inputs, params, output, repo: Path) -> str:
         "figures": {name: img(getattr(inputs, name)) for name in params.figures},
         "tier_legend": tiers.legend(config["noise"]["ci_level"]),
         "tier_close": tiers.CLOSE_TOLERANCE,
+        "tier_seed_level": tiers.SEED_LEVEL,
+        "tier_order": 10**tiers.ORDER_TOLERANCE,
         "git": git_state(repo),
         "machine": machine(),
         "packages": package_versions(),

@@ -167,6 +167,10 @@ class Run:
         sd, n = r[f"{column}_sd"], r["n_seeds"]
         return verdict(r[f"{column}_mean"], r[f"paper_{column}"], sd=sd, n=n)[0]
 
+    def t1_verdicts(self, objective: str, dims, columns) -> list[str]:
+        """The report's verdicts of ``columns`` at each D of ``dims``, D by D."""
+        return [self.t1_verdict(objective, int(d), c) for d in dims for c in columns]
+
     def spectral_verdicts(self) -> list[str]:
         r = self.table1.loc["population"]
         return [
@@ -269,7 +273,13 @@ def fragment_names() -> list[str]:
 def render(
     results: Path | None, config: dict, paper: dict, names=None, records: Path = RECORDS
 ) -> dict[str, str]:
-    """Each fragment's text. With ``results=None`` only the ``bench_`` fragments."""
+    """Each fragment's text. With ``results=None`` only the ``bench_`` fragments. The paper's values
+    reach the template only where ``config`` is their setting (:func:`..config.paper_in_setting`):
+    README and docs describe the default run, which is the paper's setting (tested)."""
+    from ..config import paper_in_setting
+
+    if "differs" not in paper:
+        paper = paper_in_setting(paper, config)
     run = Run(results, records)
     module = (
         environment()

@@ -42,10 +42,14 @@ def _interval(lo, hi, f="{:.3g}") -> str:
     return f"[{f.format(lo)}, {f.format(hi)}]"
 
 
+def _unresolved(verdict: str) -> bool:
+    return verdict.startswith(tiers.UNRESOLVED)
+
+
 def _css(verdict: str) -> str:
     if verdict.startswith("reaches"):
         return "match"
-    return "order" if verdict.startswith(tiers.UNRESOLVED) else "differs"
+    return "order" if _unresolved(verdict) else "differs"
 
 
 def context(table_csv, fits_csv, default_objective: str) -> dict:
@@ -94,7 +98,10 @@ def context(table_csv, fits_csv, default_objective: str) -> dict:
         and main[main["protocol"] == p]["D"].nunique() == main["D"].nunique()
     ]
     missing = {
-        p: [int(d) for d in main[(main["protocol"] == p) & ~main["reaches_paper"]]["D"]]
+        p: [
+            f"{int(r.D)}" + (" (our seeds cannot tell)" if _unresolved(r.verdict) else "")
+            for r in main[(main["protocol"] == p) & ~main["reaches_paper"]].itertuples()
+        ]
         for p in protocols
     }
     fit_rows = []
@@ -149,6 +156,9 @@ def context(table_csv, fits_csv, default_objective: str) -> dict:
     lr_reaching = sorted(
         {(int(r["D"]), r["protocol"]) for _, r in others.iterrows() if r["reaches_paper"]}
     )
+    lr_unresolved = sorted(
+        {(int(r["D"]), r["protocol"]) for _, r in others.iterrows() if _unresolved(r["verdict"])}
+    )
     return {
         "protocols": protocols,
         "rows": rows,
@@ -156,6 +166,7 @@ def context(table_csv, fits_csv, default_objective: str) -> dict:
         "fits": fit_rows,
         "lr_rows": lr_rows,
         "lr_reaching": [f"{p} at D = {d}" for d, p in lr_reaching],
+        "lr_unresolved": [f"{p} at D = {d}" for d, p in lr_unresolved],
         "reaching": reaching,
         "missing": {p: ds for p, ds in missing.items() if ds},
         "default_objective": default_objective,

@@ -243,11 +243,19 @@ def summary(
         "sentence": "; ".join(f"{g['name']}: {g['sentence']}" for g in groups),
         "stated": STATED if STATED in objectives else None,
         "not_paper_setting": paper.get("differs", {}),
-        "stated_misses": [
-            r["D"]
-            for r in table1_rows
-            if STATED in objectives
-            and STATED in r["mlp"]
-            and not tiers.reaches(r["mlp"][STATED]["excess"]["verdict"])
-        ],
+        "stated_misses": _stated(table1_rows, objectives, tiers.misses),
+        "stated_unresolved": _stated(
+            table1_rows, objectives, lambda tier: tier == tiers.UNRESOLVED
+        ),
     }
+
+
+def _stated(table1_rows, objectives, which) -> list[int]:
+    """The D at which the stated protocol's Table 1 excess verdict satisfies ``which``."""
+    if STATED not in objectives:
+        return []
+    return [
+        r["D"]
+        for r in table1_rows
+        if STATED in r["mlp"] and which(r["mlp"][STATED]["excess"]["verdict"])
+    ]
