@@ -30,7 +30,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 
 from crl_approx.render.html import cpu_name  # noqa: E402
-from crl_approx.render.readme import job_times  # noqa: E402
+from crl_approx.render.runrecord import job_times  # noqa: E402
 
 
 def main() -> None:

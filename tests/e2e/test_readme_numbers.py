@@ -111,11 +111,11 @@ def same(run) -> bool:
     """Whether the run is the one README was rendered from (the same training fingerprint). A
     different fingerprint fails unless CRL_OTHER_HOST=1 says the run was made on another host:
     on README's own host a new fingerprint means the training numbers moved and README is stale."""
-    from crl_approx.render import readme
+    from crl_approx.render import readme, runrecord
 
-    recorded = readme.rendered_fingerprint()
+    recorded = runrecord.rendered_fingerprint(readme.all_blocks())
     assert recorded, "no run_fingerprint block in the documents"
-    found = readme.training_fingerprint(run)
+    found = runrecord.training_fingerprint(run)
     if found == recorded:
         return True
     assert os.environ.get("CRL_OTHER_HOST") == "1", (
@@ -241,14 +241,14 @@ def test_readme_generated_blocks(run, same):
     not read training (``MACHINE_FREE`` and the records' ``bench_`` blocks) must be equal; the
     others must render from it, and those that differ are listed."""
     from crl_approx.config import load_paper_values
-    from crl_approx.render import readme
+    from crl_approx.render import readme, runrecord
 
     fragments = readme.render(run, readme.default_config(), load_paper_values(readme.PAPER))
     blocks = readme.all_blocks()
     assert set(fragments) == set(blocks)
     stale = [name for name, text in fragments.items() if blocks[name] != text]
     if not same:
-        free = [n for n in stale if n in readme.MACHINE_FREE or n.startswith("bench_")]
+        free = [n for n in stale if n in runrecord.MACHINE_FREE or n.startswith("bench_")]
         assert free == [], f"blocks that read no training differ on another machine's run: {free}"
         print(f"another machine's run: {len(stale)} training blocks differ, not compared: {stale}")
         return

@@ -16,7 +16,7 @@ import pytest
 
 from conftest import REPO
 from crl_approx.config import load_paper_values
-from crl_approx.render import readme
+from crl_approx.render import readme, runrecord
 
 README = REPO / "README.md"
 #: README tables whose every number tests/e2e/test_readme_numbers.py checks against a default run
@@ -206,7 +206,7 @@ def test_job_times_sums_the_benchmark_files(tmp_path):
     for rel, s in {"train/a/dim~1.tsv": 3.5, "train/a/dim~2.tsv": 7.25, "plot/x.tsv": 1.0}.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(header + f"{s}\t0:00:0{int(s)}\t10\n")
-    times = readme.job_times(tmp_path)
+    times = runrecord.job_times(tmp_path)
     assert times["train"]["jobs"] == 2 and times["train"]["job_s"] == 10.75
     assert times["train"]["longest"] == "train/a/dim~2" and times["plot"]["job_s"] == 1.0
 

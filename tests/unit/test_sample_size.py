@@ -15,7 +15,8 @@ from crl_approx.models.gmm import GaussianMixture
 from crl_approx.models.rng import STREAM_TRAIN, stream
 from crl_approx.numerics import powerlaw
 from crl_approx.training import cells
-from crl_approx.training.loops import fresh_batches, split_steps
+from crl_approx.training.batches import fresh_batches
+from crl_approx.training.loops import split_steps
 
 MIX = GaussianMixture(mu_x=1.2, sigma_x=1.0, mu_y=1.2, sigma_y=1.0, prior=0.5)
 GMM = {"mu_x": 1.2, "sigma_x": 1.0, "mu_y": 1.2, "sigma_y": 1.0, "prior": 0.5}

@@ -33,8 +33,9 @@ import yaml
 from ..config import load_paper_values
 from ..numerics import tiers
 from ..numerics.asymptotics import asymptotic_slope
-from .html import benchmark_rows, verdict_summary
+from .html import verdict_summary
 from .numbers import e, f, g, minsec, pct, pnum, pow10, protocol, reflow, span, thousands
+from .runrecord import job_times, training_fingerprint
 from .verdicts import verdict
 
 REPO = Path(__file__).resolve().parents[4]
@@ -65,49 +66,6 @@ BLOCK = re.compile(
     r"<!-- BEGIN generated:(?P<name>[\w]+) -->\n(?P<body>.*?)<!-- END generated:(?P=name) -->",
     re.S,
 )
-
-
-def job_times(root: Path | str) -> dict:
-    """Per rule, from Snakemake's benchmark files under ``root``: jobs, job time (the sum of the
-    ``s`` column), the longest job, and every job's time keyed by its benchmark path."""
-    out = {}
-    for rule, jobs in benchmark_rows(root).groupby("rule"):
-        per = dict(zip(jobs["job"], jobs["s"], strict=True))
-        out[rule] = {"per_job": per, "jobs": len(per), "job_s": round(sum(per.values()), 2)}
-        out[rule]["longest"] = max(per, key=per.get)
-    return out
-
-
-#: the blocks whose numbers do not depend on torch training (quadrature, scipy's rank-D floor,
-#: numpy's Monte Carlo) or read only the benchmark records: the default tier compares them exactly
-#: even against a run of another machine (docs/development.md)
-MACHINE_FREE = (
-    "spectrum_notes",
-    "spectrum_table",
-    "rank_floor_notes",
-    "noise_notes",
-    "noise_table",
-)
-
-
-def training_fingerprint(results: Path) -> str:
-    """12 hex digits of the sha256 of Table 1's MLP means at full precision: two runs with the same
-    fingerprint trained bitwise the same (same code, config and machine); torch's CPU numerics
-    differ between hosts, so a run of another machine has another fingerprint."""
-    import hashlib
-
-    t = pd.read_csv(results / "tables" / "table1.csv")
-    t = t.sort_values(["objective", "D"])
-    cols = ["mlp_excess_risk_mean", "mlp_l2_distance_mean"]
-    text = ";".join(repr(float(v)) for v in t[cols].to_numpy().ravel())
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
-def rendered_fingerprint(paths=None) -> str | None:
-    """The training fingerprint of the run the documents' blocks were rendered from."""
-    body = all_blocks(paths).get("run_fingerprint", "")
-    m = re.search(r"fingerprint\s+`([0-9a-f]{12})`", body)
-    return m[1] if m else None
 
 
 # --- what the fragments read ---------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 - ``towers``: R independent models (one per seed) as stacked weights (``build_model``, ``embed``).
 - ``loops``: the batched training loops (``fit_pairs``, ``fit_fresh``, ``fit_population``).
+- ``batches``: the minibatches they read (pools permuted per replica, fresh draws, stacking).
 - ``cells``: one training job, every seed of a cell (``run``, ``run_sample_size``).
 - ``digits``: one ``train_digits`` job (Experiment R), every seed of a (pairing, D) cell.
 - ``evaluation``: population metrics of trained scores by quadrature.

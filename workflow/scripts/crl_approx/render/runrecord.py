@@ -1,0 +1,54 @@
+"""What identifies a default run and its cost: the job times of its benchmark files and the
+training fingerprint that tells README's own run from another host's (docs/development.md)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pandas as pd
+
+from .html import benchmark_rows
+
+
+def job_times(root: Path | str) -> dict:
+    """Per rule, from Snakemake's benchmark files under ``root``: jobs, job time (the sum of the
+    ``s`` column), the longest job, and every job's time keyed by its benchmark path."""
+    out = {}
+    for rule, jobs in benchmark_rows(root).groupby("rule"):
+        per = dict(zip(jobs["job"], jobs["s"], strict=True))
+        out[rule] = {"per_job": per, "jobs": len(per), "job_s": round(sum(per.values()), 2)}
+        out[rule]["longest"] = max(per, key=per.get)
+    return out
+
+
+#: the blocks whose numbers do not depend on torch training (quadrature, scipy's rank-D floor,
+#: numpy's Monte Carlo) or read only the benchmark records: the default tier compares them exactly
+#: even against a run of another machine (docs/development.md)
+MACHINE_FREE = (
+    "spectrum_notes",
+    "spectrum_table",
+    "rank_floor_notes",
+    "noise_notes",
+    "noise_table",
+)
+
+
+def training_fingerprint(results: Path) -> str:
+    """12 hex digits of the sha256 of Table 1's MLP means at full precision: two runs with the same
+    fingerprint trained bitwise the same (same code, config and machine); torch's CPU numerics
+    differ between hosts, so a run of another machine has another fingerprint."""
+    import hashlib
+
+    t = pd.read_csv(results / "tables" / "table1.csv")
+    t = t.sort_values(["objective", "D"])
+    cols = ["mlp_excess_risk_mean", "mlp_l2_distance_mean"]
+    text = ";".join(repr(float(v)) for v in t[cols].to_numpy().ravel())
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def rendered_fingerprint(blocks: dict[str, str]) -> str | None:
+    """The training fingerprint of the run the documents' ``blocks`` were rendered from."""
+    body = blocks.get("run_fingerprint", "")
+    m = re.search(r"fingerprint\s+`([0-9a-f]{12})`", body)
+    return m[1] if m else None
