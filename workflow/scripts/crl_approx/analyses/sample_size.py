@@ -118,9 +118,9 @@ def reach_verdict(mean: float, sd: float, paper: float, n=None) -> tuple[str, bo
         return tier, False
     if tiers.reaches(tier):
         return f"reaches ({tier})", True
-    if tier == tiers.UNRESOLVED:
-        return f"{tier} ({mean / paper:.3g}×)", False
     ratio = mean / paper
+    if tier == tiers.UNRESOLVED:
+        return f"{tier} ({ratio:.3g}×)", False
     side = "above" if ratio > 1 else "below"
     return f"{side} the paper ({ratio:.3g}×)", False
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import stats
+
+from .tiers import seed_half_width
 
 
 def power_fit(x, y) -> dict:
@@ -49,7 +50,7 @@ def t_interval(estimate: float, per_seed, level: float) -> tuple[float, float]:
     v = v[np.isfinite(v)]
     if len(v) < 2 or not math.isfinite(estimate):
         return math.nan, math.nan
-    half = stats.t.ppf((1 + level) / 2, len(v) - 1) * v.std(ddof=1) / math.sqrt(len(v))
+    half = seed_half_width(v.std(ddof=1), len(v), level)
     return estimate - half, estimate + half
 
 
