@@ -201,6 +201,9 @@ def test_the_validators_digit_counts_and_splits_are_the_data_sets():
 
     _, labels = dg.load_images()
     assert tuple(np.bincount(labels).tolist()) == DIGIT_COUNTS
+    # the default run's splits as its log records them (docs/experiment_r.md): 1078 / 359 / 360
+    totals = np.sum([split_sizes(n, 0.6, 0.2) for n in DIGIT_COUNTS], axis=0)
+    assert totals.tolist() == [1078, 359, 360]
     for fractions in ((0.6, 0.2), (0.5, 0.45), (0.3, 0.1)):
         codes = dg.split_codes(labels, 3, *fractions)
         for digit, n in enumerate(DIGIT_COUNTS):
