@@ -152,6 +152,11 @@ BAD_CONFIGS = [
         {"digits": {"val_fraction": 0.004}},
         "digits.val_fraction",
     ),
+    # validation averages over full batches: fewer pairs than a batch gave val_loss 0.0
+    ("batch_above_gmm_n_val", {"gmm": {"n_val": 256}}, "train.batch_size"),
+    ("batch_above_lcgm_n_val", {"lcgm": {"n_val": 256}}, "train.batch_size"),
+    ("digits_batch_above_val_pairs", {"digits": {"n_val_pairs": 100}}, "digits.batch_size"),
+    ("digits_batch_above_val_images", {"digits": {"val_fraction": 0.1}}, "digits.batch_size"),
     ("lcgm_n_checkpoint_above_n_val", {"lcgm": {"n_checkpoint": 30000}}, "lcgm.n_checkpoint"),
     (
         "study_without_protocol",

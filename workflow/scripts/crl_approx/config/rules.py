@@ -74,11 +74,14 @@ def train_errors(cfg: dict) -> list[str]:
             f"config key 'train.default_objective': {train['default_objective']!r} is not in "
             f"train.objectives = {objectives}; allowed: one of {objectives}"
         )
-    if train["batch_size"] > gmm["n_train"]:  # the sample-size study trains `samples` always
-        errors.append(
-            f"config key 'train.batch_size': {train['batch_size']} exceeds gmm.n_train = "
-            f"{gmm['n_train']}; allowed: at most gmm.n_train"
-        )
+    # the sample-size study trains `samples` always; validation averages over full batches (fewer
+    # pairs than one batch would give a validation loss of 0.0)
+    for key in ("n_train", "n_val"):
+        if train["batch_size"] > gmm[key]:
+            errors.append(
+                f"config key 'train.batch_size': {train['batch_size']} exceeds gmm.{key} = "
+                f"{gmm[key]}; allowed: at most gmm.{key}"
+            )
     if "population" in objectives and train["population_steps"] < train["epochs"]:
         errors.append(
             f"config key 'train.population_steps': {train['population_steps']} is fewer than "
@@ -109,11 +112,12 @@ def lcgm_errors(cfg: dict) -> list[str]:
                 f"config key 'lcgm.{key}': {lcgm[key]} exceeds lcgm.{limit} = {lcgm[limit]}; "
                 f"allowed: at most lcgm.{limit}"
             )
-    if batch > lcgm["n_train"]:
-        errors.append(
-            f"config key 'train.batch_size': {batch} exceeds lcgm.n_train = {lcgm['n_train']}; "
-            f"allowed: at most lcgm.n_train"
-        )
+    for key in ("n_train", "n_val"):
+        if batch > lcgm[key]:
+            errors.append(
+                f"config key 'train.batch_size': {batch} exceeds lcgm.{key} = {lcgm[key]}; "
+                f"allowed: at most lcgm.{key}"
+            )
     return errors
 
 
@@ -245,7 +249,7 @@ def digits_errors(cfg: dict) -> list[str]:
     errors = _grouping_errors(digits) + _split_errors(digits)
     tf, vf = digits["train_fraction"], digits["val_fraction"]
     sizes = [split_sizes(n, tf, vf) for n in DIGIT_COUNTS]
-    n_train_images, n_held_out = sum(s[0] for s in sizes), sum(s[2] for s in sizes)
+    n_train_images, n_val_images, n_held_out = (sum(s[i] for s in sizes) for i in range(3))
     limits = (
         (
             "n_candidates",
@@ -255,6 +259,8 @@ def digits_errors(cfg: dict) -> list[str]:
         ("halves_candidates", n_held_out, "the held-out images (pairing 2's held-out pairs)"),
         ("batch_size", digits["n_train_pairs"], "digits.n_train_pairs"),
         ("batch_size", n_train_images, "the train images (pairing 2's training pairs)"),
+        ("batch_size", digits["n_val_pairs"], "digits.n_val_pairs"),
+        ("batch_size", n_val_images, "the validation images (pairing 2's validation pairs)"),
         ("checkpoints", digits["steps"], "digits.steps"),
         ("checkpoints", digits["halves_steps"], "digits.halves_steps"),
     )
