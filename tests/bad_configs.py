@@ -165,6 +165,7 @@ BAD_CONFIGS = [
     ),
     # --- the run's estimated work: refused up front (allow_large_run: true lets it run)
     ("study_work_absurd", {"gmm": {"n_train": 10**8}}, "gmm.n_train"),
+    ("a_thousand_seeds", {"seeds": list(range(1000))}, "seeds"),
     ("towers_beyond_memory", {"train": {"width": 60000, "depth": 12}}, "train.width"),
 ]
 

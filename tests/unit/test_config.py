@@ -113,7 +113,7 @@ def test_the_largest_array_is_compared_with_the_hosts_memory(default_config, sch
 
 
 def test_the_default_runs_estimate_is_its_known_order_of_magnitude(default_config, schema):
-    """The estimate counts what the run trains: the default plans ~1e14 FLOP (33 min on 2 cores),
+    """The estimate counts what the run trains: the default plans ~1e14 FLOP,
     the smoke run ~1e10, and a 10× larger training set 10× more study work."""
     from crl_approx.config.budget import work
 

@@ -48,7 +48,7 @@ try:
     _validated = validate_config(
         config,
         load_schema(repo_path("workflow", "schemas", "config.schema.yaml")),
-        cli=dict(workflow.config_settings.config),
+        cli=dict(getattr(workflow.config_settings, "config", None) or {}),
     )
 except ConfigError as err:
     raise WorkflowError(str(err)) from None

@@ -118,7 +118,7 @@ def validate_config(
         fill_defaults(cfg, schema)
         errors = cross_key_errors(cfg)
     if not errors:
-        errors = budget_errors(cfg, memory)
+        errors = budget_errors(cfg, memory, schema)
     if errors:
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(errors))
     return cfg

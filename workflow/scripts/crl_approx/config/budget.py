@@ -5,14 +5,15 @@ with the key(s) and the estimate, not after hours or by the kernel's OOM killer.
 Estimates are orders of magnitude, not predictions: training costs 6 × parameters × points per
 step for the two towers plus 6 × B² × D for the in-batch score matrix (forward and backward), every
 seed, every run of every rule; evaluation on the quadrature and the Monte Carlo are added. The
-default config estimates ~1e14 FLOP of work (its run takes ~33 min on 2 cores); the limit is
-:data:`MAX_FLOP` (~100× that: days on a 2-core machine). The largest single array must fit in the
+default config estimates ~1e14 FLOP of work (tests/unit/test_config.py checks the order of
+magnitude); the limit is :data:`MAX_FLOP`, ~100× that. The largest single array must fit in the
 host's memory. ``allow_large_run: true`` (a top-level config key) lets a user who means it go on.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import os
 
 #: the most FLOP of estimated work a run may plan without allow_large_run
@@ -166,27 +167,59 @@ def _fmt_bytes(n: float) -> str:
     return f"{n / 2**30:.3g} GiB"
 
 
-def budget_errors(cfg: dict, memory: int | None = None) -> list[str]:
+def _values(cfg: dict, keys) -> str:
+    """``key = value`` of each dotted key (seeds: their number)."""
+    out = []
+    for key in keys:
+        node = cfg
+        for part in key.split("."):
+            node = node[part]
+        out.append(f"{key} = {len(node) if key == 'seeds' else node}")
+    return ", ".join(out)
+
+
+def _share(cfg: dict, schema: dict, key: str) -> float:
+    """How close a key's value is to its schema maximum (the largest item of a list; seeds:
+    their number), 0 where there is none."""
+    node, sub = cfg, schema
+    for part in key.split("."):
+        node, sub = node[part], sub.get("properties", {}).get(part, {})
+    if key == "seeds":
+        return len(node) / sub.get("maxItems", math.inf)
+    if isinstance(node, list):
+        node, sub = max(node, default=0), sub.get("items", {})
+    return node / sub.get("maximum", math.inf) if isinstance(node, int | float) else 0.0
+
+
+def budget_errors(cfg: dict, memory: int | None = None, schema: dict | None = None) -> list[str]:
     """Messages for a run whose estimated work exceeds :data:`MAX_FLOP` or whose largest array
-    exceeds the host's memory; none with ``allow_large_run: true``."""
+    exceeds the host's memory, each naming first the key of the part whose value is nearest its
+    schema maximum; none with ``allow_large_run: true``."""
     if cfg.get("allow_large_run"):
         return []
     memory = host_memory() if memory is None else memory
     errors = []
     parts = work(cfg)
     total = sum(p[1] for p in parts)
+
+    def ordered(keys):
+        return sorted(keys, key=lambda k: -_share(cfg, schema or {}, k))
+
     if total > MAX_FLOP:
         name, flop, keys = max(parts, key=lambda p: p[1])
+        keys = ordered(keys)
         errors.append(
             f"config key '{keys[0]}': the run's estimated work is {total:.2g} FLOP (limit "
-            f"{MAX_FLOP:.0e}, ~100× the default run), most of it {name} ({flop:.2g} FLOP; keys "
-            f"{', '.join(keys)}); allowed: smaller sizes, or allow_large_run: true to run it anyway"
+            f"{MAX_FLOP:.0e}, ~100× the default run), most of it {name} ({flop:.2g} FLOP; "
+            f"{_values(cfg, keys)}); allowed: smaller sizes, or allow_large_run: true to run it "
+            f"anyway"
         )
     name, size, keys = max(arrays(cfg), key=lambda a: a[1])
     if size > memory:
+        keys = ordered(keys)
         errors.append(
             f"config key '{keys[0]}': {name} would take ~{_fmt_bytes(size)}, more than this host's "
-            f"{_fmt_bytes(memory)} of memory (keys {', '.join(keys)}); allowed: smaller sizes, or "
+            f"{_fmt_bytes(memory)} of memory ({_values(cfg, keys)}); allowed: smaller sizes, or "
             f"allow_large_run: true to run it anyway"
         )
     return errors
