@@ -81,6 +81,13 @@ BAD_CONFIGS = [
         {"dynamics": {"capture_threshold": NAN}},
         "dynamics.capture_threshold",
     ),
+    # --- finite is not enough: values whose arithmetic overflows
+    ("tau_tiny", {"tau": 1e-300}, "tau"),
+    ("mu_x_huge", {"gmm": {"mu_x": 1e300}}, "gmm.mu_x"),
+    ("sigma_y_tiny", {"gmm": {"sigma_y": 1e-300}}, "gmm.sigma_y"),
+    ("lcgm_sigma_x_tiny", {"lcgm": {"sigma_x": 1e-300}}, "lcgm.sigma_x"),
+    ("theory_eps_tiny", {"theory": {"eps": [1e-300, 0.1]}}, "theory.eps"),
+    ("theory_beta_tiny", {"theory": {"beta": 0.01}}, "theory.eps"),
     # --- sizes and seeds with a maximum a real use could need
     ("n_train_1e12", {"gmm": {"n_train": 10**12}}, "gmm.n_train"),
     ("width_1e6", {"train": {"width": 10**6}}, "train.width"),

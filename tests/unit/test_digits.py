@@ -195,9 +195,9 @@ def test_loader_reads_package_files_with_the_network_off(monkeypatch):
 
 def test_the_validators_digit_counts_and_splits_are_the_data_sets():
     """The config validator knows the images per digit without loading scikit-learn
-    (config.rules.DIGIT_COUNTS) and cuts splits as split_codes does: the held-out count it checks
+    (config.digits.DIGIT_COUNTS) and cuts splits as split_codes does: the held-out count it checks
     digits.halves_candidates against is the number of held-out images."""
-    from crl_approx.config.rules import DIGIT_COUNTS, split_sizes
+    from crl_approx.config.digits import DIGIT_COUNTS, split_sizes
 
     _, labels = dg.load_images()
     assert tuple(np.bincount(labels).tolist()) == DIGIT_COUNTS

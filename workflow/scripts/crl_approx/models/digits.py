@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..config.rules import split_sizes
+from ..config.digits import split_sizes
 from .rng import stream
 
 #: stream keys of Experiment R (apart from the other experiments' keys): the split, the pools
