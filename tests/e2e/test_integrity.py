@@ -43,7 +43,8 @@ def truncate(path):
 
 def test_a_truncated_checkpoint_or_model_is_named_and_heals(tmp_path):
     """Today: `BadZipFile` in measure_dynamics_lcgm and an `OSError` (`PytorchStreamReader
-    failed` for other truncations) in probe_lcgm, the file never named. Mutation caught: a reader back to np.load / torch.load."""
+    failed` for other truncations) in probe_lcgm, the file never named. Mutation caught: a
+    reader back to np.load / torch.load (tried: dynamics_lcgm's checkpoints)."""
     args = ["--cores", "2", "--configfile", SMOKE, "--keep-going", "--", *TABLES]
     check(run_snakemake(tmp_path, *args))
     before = numbers(tmp_path)

@@ -91,6 +91,18 @@ def test_another_seeds_file_is_named(workdir):
         integrity.load_npz(PAIRS)
 
 
+def test_training_refuses_seeds_drawn_with_other_params(workdir):
+    """Seed 1's pairs from a run with another mixture, each file at its own path: training would
+    mix two datasets. Mutation caught: load_npz_group without its same_job check."""
+    from crl_approx.training.cells import run
+
+    other = "results/data/gmm/seed~1/pairs.npz"
+    write_pairs(PAIRS, 0, 256)
+    write_pairs(other, 1, 256, params={"data": {"mu_x": 2.0}})
+    with pytest.raises(IntegrityError, match=r"seed~1/pairs\.npz: params_sha256 \w+ differs"):
+        run("gmm", {}, {}, 1.0, 1, [0, 1], "samples", 1, [PAIRS, other], None)
+
+
 def test_a_file_without_a_record_is_refused(workdir):
     """Mutation caught: ``check`` accepting a missing record."""
     os.makedirs(os.path.dirname(PAIRS))

@@ -23,7 +23,8 @@ raise :class:`IntegrityError` naming the path, what is wrong and how to heal whe
 * holds arrays other than those recorded;
 
 and :func:`same_job` checks that files of one job (a seed's metrics and checkpoints) come from the
-same job: same rule, wildcards and params.
+same job, and :func:`load_npz_group` that the files one job reads of one rule (every seed's pairs)
+agree on its params.
 
 The record is filled from the running job, which :func:`crl_approx.runtime.rule_logging` declares
 (:func:`crl_approx.runtime.job`); outside a job (tests, notebooks) the rule is ``None``.
@@ -86,12 +87,17 @@ def check(path, rec, shape) -> dict:
     return rec
 
 
-def same_job(paths_records) -> None:
+#: what files of one rule read together share (their wildcards differ)
+SAME_RULE = ("rule", "params_sha256")
+
+
+def same_job(paths_records, keys=("rule", "wildcards", "params_sha256")) -> None:
     """Files that one job wrote together (``[(path, record), …]``) must agree on rule,
-    wildcards and params."""
+    wildcards and params; files of one rule read together (every seed's pairs), with
+    ``keys=("rule", "params_sha256")``, on rule and params."""
     (p0, r0), *rest = paths_records
     for p, r in rest:
-        for key in ("rule", "wildcards", "params_sha256"):
+        for key in keys:
             if r.get(key) != r0.get(key):
                 _fail(p, f"{key} {r.get(key)} differs from {key} {r0.get(key)} of {_rel(p0)}")
 
@@ -127,6 +133,14 @@ def load_npz(path, with_record: bool = False):
     raw = arrays.pop(FIELD, None)
     rec = check(path, None if raw is None else json.loads(str(raw)), _npz_shape(arrays))
     return (arrays, rec) if with_record else arrays
+
+
+def load_npz_group(paths) -> list[dict]:
+    """The npz files one job reads of one rule (every seed's pairs), each checked, and all
+    written with the same params (a seed's pairs of another config among them is named)."""
+    loaded = [load_npz(p, with_record=True) for p in paths]
+    same_job([(p, rec) for p, (_, rec) in zip(paths, loaded, strict=True)], SAME_RULE)
+    return [arrays for arrays, _ in loaded]
 
 
 # --- json -----------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import time
 import numpy as np
 import torch
 
-from ..integrity import load_npz
+from ..integrity import load_npz_group
 from .loops import (
     check_losses,
     configure_threads,
@@ -232,7 +232,7 @@ def run(
     ``data`` is the dataset's config section, ``pairs_paths`` one file per seed (or none),
     ``early_steps`` the optimiser steps after which f and g are also saved."""
 
-    pairs = [load_npz(p) for p in pairs_paths] if pairs_paths else None
+    pairs = load_npz_group(pairs_paths) if pairs_paths else None
     if dataset == "gmm":
         model, metrics, ckpts = train_gmm(
             data, train, tau, dim, seeds, objective, threads, pairs, early_steps=early_steps
@@ -281,7 +281,7 @@ def run_sample_size(data, train, tau, dim, seeds, pool, steps, threads, pairs_pa
     if fresh:
         pairs = [gmm_pairs(data, seed, splits=("val",)) for seed in seeds]
     else:
-        pairs = [load_npz(p) for p in pairs_paths]
+        pairs = load_npz_group(pairs_paths)
     model, metrics, ckpts = train_gmm(
         data, train, tau, dim, seeds, "samples", threads, pairs, steps=steps, fresh=fresh
     )
