@@ -3,8 +3,10 @@
 Both tests run the real Snakemake on config/smoke.yaml in their own folder (the shared smoke run
 is left alone)."""
 
+import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -72,6 +74,40 @@ def test_a_truncated_checkpoint_or_model_is_named_and_heals(tmp_path):
     after = numbers(tmp_path)
     for t in TABLES:
         pd.testing.assert_frame_equal(after[t], before[t], check_exact=True)
+
+
+def metrics(path):
+    data = json.loads(path.read_text())
+    data.pop("train_seconds")
+    for h in data["history"]:
+        h.pop("seconds")
+    return data
+
+
+def test_a_pool_copied_over_a_seeds_pairs_is_named_and_heals(tmp_path):
+    """The swap of issue 27: a valid pool of 1024 pairs copied over seed 0's 4096 pairs. Today the
+    training reruns on it (the copy is newer) and every table downstream silently changes.
+    Mutation caught: load_npz not comparing the recorded path."""
+    pairs = "results/data/gmm/seed~0/pairs.npz"
+    pool = "results/sample_size/data/pool~1024/seed~0/pairs.npz"
+    run = "results/encoders/gmm/objective~samples/score~inner/dim~1/seed~0/metrics.json"
+    args = ["--cores", "2", "--configfile", SMOKE, "--"]
+    check(run_snakemake(tmp_path, *args, run, pool))
+    before = metrics(tmp_path / run)
+    shutil.copy(tmp_path / pool, tmp_path / pairs)
+    proc = run_snakemake(tmp_path, *args, run)
+    text = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert f"{pairs}: holds {pool}, written by rule make_pool (pool=1024, seed=0)" in text, text[
+        -4000:
+    ]
+    assert f"`--forcerun {pairs}`" in text
+    check(
+        run_snakemake(
+            tmp_path, "--cores", "2", "--configfile", SMOKE, "--forcerun", pairs, "--", run
+        )
+    )
+    assert metrics(tmp_path / run) == before
 
 
 TARGET = "results/encoders/gmm/objective~samples/score~inner/dim~2/seed~0/metrics.json"
