@@ -12,7 +12,6 @@ tested here with the elbow rule of Experiment 3, passed in as ``elbow_fn`` (defa
 
 from __future__ import annotations
 
-import json
 import logging
 
 import numpy as np
@@ -175,17 +174,17 @@ def convergence_table(curve: pd.DataFrame) -> pd.DataFrame:
 def run_assemble(inputs, digits: dict, tau: float, output, elbow_fn=None) -> pd.DataFrame:
     """The ``assemble_digits`` rule: every run evaluated, the sweep, elbow, verdict, Table 1,
     convergence, singular-value and canonical-correlation tables, and example pairs."""
-    from ..runtime import atomic_path, write_csv
+    from ..integrity import load_json, load_npz, same_job, save_npz
+    from ..runtime import write_csv
 
-    data = dict(np.load(inputs.images))
-    metrics = []
-    for path in inputs.metrics:
-        with open(path, encoding="utf-8") as fh:
-            metrics.append(json.load(fh))
-    evals = [
-        evaluate_run(m, np.load(c), data, digits, tau)
-        for m, c in zip(metrics, inputs.checkpoints, strict=True)
-    ]
+    data = load_npz(inputs.images)
+    metrics, evals = [], []
+    for path, c in zip(inputs.metrics, inputs.checkpoints, strict=True):
+        m, rec = load_json(path, with_record=True)
+        ck, ck_rec = load_npz(c, with_record=True)
+        same_job([(path, rec), (c, ck_rec)])
+        metrics.append(m)
+        evals.append(evaluate_run(m, ck, data, digits, tau))
     for m, e in zip(metrics, evals, strict=True):
         e["train_seconds"] = m["train_seconds"]
     runs = pd.DataFrame([{k: v for k, v in e.items() if k != "singular_values"} for e in evals])
@@ -217,8 +216,7 @@ def run_assemble(inputs, digits: dict, tau: float, output, elbow_fn=None) -> pd.
     write_csv(convergence_table(curve), output.convergence)
     write_csv(sv, output.singular_values)
     write_csv(halves_cancorr(data), output.cancorr)
-    with atomic_path(output.examples) as tmp, open(tmp, "wb") as fh:
-        np.savez(fh, **examples(data, digits))
+    save_npz(output.examples, examples(data, digits))
     return verdicts
 
 

@@ -22,13 +22,13 @@ Verdicts of the two pre-registered predictions (config ``dynamics``) per objecti
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ..integrity import load_json, load_npz, same_job
 from ..models.gmm import GaussianMixture
 from ..numerics.alignment import (
     acquisition_steps,
@@ -238,9 +238,10 @@ def run(gmm: dict, tau: float, dyn: dict, metric_paths, ckpt_paths, output):
     ckpts = {Path(p).parent: p for p in ckpt_paths}  # pair each run's files by their folder
     rows = []
     for metrics_path in metric_paths:
-        with open(metrics_path, encoding="utf-8") as fh:
-            run_meta = json.load(fh)
-        ck = dict(np.load(ckpts[Path(metrics_path).parent]))
+        run_meta, rec = load_json(metrics_path, with_record=True)
+        ck_path = ckpts[Path(metrics_path).parent]
+        ck, ck_rec = load_npz(ck_path, with_record=True)
+        same_job([(metrics_path, rec), (ck_path, ck_rec)])
         if not np.array_equal(ck["x_nodes"], spec.quad.x):
             raise ValueError(f"{metrics_path}: checkpoints on another quadrature")
         d = run_meta["D"]

@@ -5,7 +5,6 @@ module reads it and the trained towers, never the other way round."""
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 
@@ -166,14 +165,14 @@ def run_probe(lcgm: dict, tau: float, dim: int, seeds, model_paths, pairs_paths,
     """The ``probe_lcgm`` rule, for every seed of one D: probes and held-out excess of each trained
     model, plus the learned features of the first ``lcgm.n_feature_plot`` probe-test points (for
     the 2-D view). One job per D: the model and imports are loaded once, not once per seed."""
-    from ..runtime import atomic_path
+    from .. import integrity
     from ..training.towers import load_model
 
     model = LatentClassModel.from_config(lcgm)
     n_plot = lcgm["n_feature_plot"]
     out = []
     for i, seed in enumerate(seeds):
-        data = dict(np.load(pairs_paths[i]))
+        data = integrity.load_npz(pairs_paths[i])
         feats = features(load_model(model_paths[i]), data)
         metrics = {
             "D": dim,
@@ -188,15 +187,15 @@ def run_probe(lcgm: dict, tau: float, dim: int, seeds, model_paths, pairs_paths,
             metrics["cc_capture_g"],
             metrics["heldout_excess"],
         )
-        with atomic_path(output.features[i]) as tmp, open(tmp, "wb") as fh:
-            np.savez(
-                fh,
-                f=feats["f_test"][:n_plot],
-                g=feats["g_test"][:n_plot],
-                z=data["z_test"][:n_plot],
-            )
-        with atomic_path(output.probes[i]) as tmp:
-            tmp.write_text(json.dumps(metrics, indent=1, allow_nan=False) + "\n")
+        integrity.save_npz(
+            output.features[i],
+            {
+                "f": feats["f_test"][:n_plot],
+                "g": feats["g_test"][:n_plot],
+                "z": data["z_test"][:n_plot],
+            },
+        )
+        integrity.write_json(output.probes[i], metrics, indent=1, allow_nan=False)
         out.append(metrics)
     return out
 
@@ -205,10 +204,11 @@ def probe_runs(probe_paths, metric_paths) -> pd.DataFrame:
     """One row per (D, seed): probe metrics joined with the training run's metrics."""
 
     def frame(paths, keep):
+        from ..integrity import load_json
+
         rows = []
         for path in paths:
-            with open(path, encoding="utf-8") as fh:
-                rows.append({k: v for k, v in json.load(fh).items() if keep(k, v)})
+            rows.append({k: v for k, v in load_json(path).items() if keep(k, v)})
         return pd.DataFrame(rows)
 
     train_keys = ("D", "seed", "score", "final_val_loss", "train_seconds")

@@ -14,7 +14,6 @@ T has rank exactly K (:func:`rank_check` shows it on samples).
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 
@@ -179,7 +178,7 @@ def design_summary(model: LatentClassModel, x, y, z, rank_x, rank_y, rel_tol: fl
 def run_design(lcgm: dict, output) -> dict:
     """The ``check_lcgm_design`` rule: anchor cleanliness, Bayes accuracies and the rank-K check
     on a sample drawn from the design seed (not from a training seed)."""
-    from ..runtime import atomic_path
+    from ..integrity import write_json
 
     model = LatentClassModel.from_config(lcgm)
     x, y, z = model.sample(lcgm["n_probe_test"], stream(lcgm["design_seed"], 103))
@@ -190,6 +189,5 @@ def run_design(lcgm: dict, output) -> dict:
     for key, value in summary.items():
         if key != "singular_values":
             log.info("%s: %s", key, value)
-    with atomic_path(output.design) as tmp:
-        tmp.write_text(json.dumps(summary, indent=1) + "\n")
+    write_json(output.design, summary, indent=1)
     return summary

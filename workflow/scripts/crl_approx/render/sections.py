@@ -8,6 +8,7 @@ import math
 
 import pandas as pd
 
+from ..integrity import FIELD
 from ..numerics import tiers
 from ..numerics.theory import FORMULAS
 from .verdicts import fmt, fmt_sd, mean_sd
@@ -30,6 +31,7 @@ def lcgm_context(table_csv, elbow_csv, design_json, paper: dict) -> dict:
     elbows = pd.read_csv(elbow_csv)
     with open(design_json, encoding="utf-8") as fh:
         design = json.load(fh)
+    design.pop(FIELD, None)  # its provenance (the readme reads results from anywhere)
 
     def pm(r, col, f="{:.4f}"):
         return mean_sd(_num(r, f"{col}_mean"), _num(r, f"{col}_sd"), f.format)
