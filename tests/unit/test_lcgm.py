@@ -231,3 +231,14 @@ def test_elbow_table_adds_the_saturation_rule_and_its_convergence_gate():
         e = elbow_table(table, 0.95, 4, runs, {d: [hist] * 3 for d in dims}).set_index("curve")
         assert e.loc["probe_r2_f", "saturation"] == "2"
         assert e.loc["probe_r2_f", "saturation_verdict"] == verdict
+
+
+def test_the_log_ratio_span_is_the_optimums_g_span():
+    """Issue 26, finding 3: on a clean anchor the top-K y-span of the x-centred PMI kernel is the
+    log-ratio span (cos² ≈ 1). Mutation caught: comparing only the top K − 1 singular vectors
+    (a target direction missed counts as 0)."""
+    from crl_approx.models.lcgm import g_span_check
+
+    model = LatentClassModel.from_config(SMALL)
+    x, y, _ = model.sample(1500, stream(0, 103))
+    assert g_span_check(model, x, y)["g_span_min_cos2"] > 0.999
