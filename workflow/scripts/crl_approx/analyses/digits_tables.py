@@ -205,7 +205,9 @@ def run_assemble(inputs, digits: dict, tau: float, output, elbow_fn=None) -> pd.
         ),
         on="pairing",
     )
-    elbows = elbows.merge(sat, on=["pairing", "K", "curve"], how="outer", sort=False)
+    elbows = elbows.drop(columns="predicted").merge(
+        sat, on=["pairing", "K", "curve"], how="outer", sort=False
+    )
     for r in verdicts.itertuples():
         log.info("pairing %s: %s", r.pairing, r.verdict)
     classes = pd.read_csv(inputs.classes)
