@@ -205,9 +205,11 @@ def run_assemble(inputs, digits: dict, tau: float, output, elbow_fn=None) -> pd.
         ),
         on="pairing",
     )
-    elbows = elbows.drop(columns="predicted").merge(
-        sat, on=["pairing", "K", "curve"], how="outer", sort=False
+    elbows = elbows.merge(
+        sat, on=["pairing", "K", "curve"], how="outer", sort=False, suffixes=("", "_sat")
     )
+    elbows["predicted"] = elbows["predicted"].fillna(elbows.pop("predicted_sat"))
+    elbows = elbows.sort_values("pairing", key=lambda c: c.map(order), kind="stable")
     for r in verdicts.itertuples():
         log.info("pairing %s: %s", r.pairing, r.verdict)
     classes = pd.read_csv(inputs.classes)
