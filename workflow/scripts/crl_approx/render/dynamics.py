@@ -73,6 +73,12 @@ def lcgm_context(table_csv) -> list[dict]:
     return rows
 
 
+def _bar(table) -> str:
+    """The alignment bar 1 − tol as the verdicts' reasons print it ("… vs 0.90")."""
+    found = table["alignment_reason"].astype(str).str.extract(r"vs (\d\.\d+)")[0].dropna()
+    return found.iloc[0] if len(found) else "1 − dynamics.alignment_tol"
+
+
 def aggregate(verdicts) -> str:
     """One objective's verdict over its D (see the module doc)."""
     verdicts = list(verdicts)
@@ -94,8 +100,8 @@ def summary_lines(table_csv, line, src) -> list[dict]:
                 f"Training dynamics, {objective}: span(f), span(g) reach the top-D eigenfunctions "
                 "(pre-registered; the paper leaves it open)",
                 (
-                    f"smallest squared principal cosine {_g(worst.min())} (bar 0.90), over the D "
-                    "whose verdict is decided"
+                    f"smallest squared principal cosine {_g(worst.min())} (bar {_bar(sub)}), "
+                    "over the D whose verdict is decided"
                 )
                 if len(worst)
                 else "—",
