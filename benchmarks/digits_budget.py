@@ -36,14 +36,19 @@ def run_digits(workdir: Path, steps: int, cores: int) -> None:
     subprocess.run(cmd, check=True, cwd=workdir)
 
 
-def assess(run_dir: Path, out_dir: Path, steps: int | None = None) -> pd.DataFrame:
-    """Rule assemble_digits' analysis on ``run_dir``'s digits runs, with this checkout's code,
-    writing its tables under ``out_dir`` (the run itself is only read)."""
+def assess(run_dir: Path, out_dir: Path, steps=None, pairings=None) -> pd.DataFrame:
+    """Rule assemble_digits' analysis on ``run_dir``'s finished digits runs (only ``pairings``
+    if given), with this checkout's code, writing its tables under ``out_dir`` (the run itself is
+    only read)."""
     from crl_approx.analyses import digits_tables
 
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     digits = config["digits"] | ({"steps": steps} if steps else {})
-    enc = sorted((run_dir / "results" / "digits" / "encoders").glob("*/dim~*/seed~*"))
+    enc = [
+        p
+        for p in sorted((run_dir / "results" / "digits" / "encoders").glob("*/dim~*/seed~*"))
+        if (p / "checkpoints.npz").exists() and (pairings is None or p.parts[-3] in pairings)
+    ]
     inputs = SimpleNamespace(
         images=run_dir / "results" / "digits" / "images.npz",
         classes=run_dir / "results" / "tables" / "digits_class_operator.csv",
@@ -77,10 +82,12 @@ def main() -> None:
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--keep", type=Path, default=None)
     ap.add_argument("--assess", type=Path, default=None)
+    ap.add_argument("--pairings", nargs="*", default=None, help="with --assess: only these")
     args = ap.parse_args()
     if args.assess:
         with tempfile.TemporaryDirectory() as tmp:
-            show(str(args.assess), assess(args.assess, Path(tmp)), Path(tmp))
+            verdicts = assess(args.assess, Path(tmp), pairings=args.pairings)
+            show(str(args.assess), verdicts, Path(tmp))
         return
     config = yaml.safe_load((ROOT / "config" / "config.yaml").read_text())
     b = args.budget or config["digits"]["steps"]
