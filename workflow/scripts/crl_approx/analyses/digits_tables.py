@@ -21,6 +21,7 @@ from ..models import digits as dg
 from ..numerics.stats import summarise
 from . import probes
 from .digits import evaluate_run, halves_cancorr
+from .digits_saturation import convergence_cells, saturation_rows, saturation_verdicts
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +32,7 @@ SWEEP_METRICS = (
     "probe_logloss",
     "probe_accuracy",
     "effective_rank",
+    "effective_rank_variance",
     "best_checkpoint",
     "val_loss_best",
     "val_loss_last",
@@ -194,7 +196,19 @@ def run_assemble(inputs, digits: dict, tau: float, output, elbow_fn=None) -> pd.
         ["pairing", "D"], key=lambda c: c.map(order) if c.name == "pairing" else c
     )
     elbows = elbow_table(sweep, digits["elbow_fraction"], elbow_fn)
-    verdicts = verdict_table(sweep, elbows)
+    conv = convergence_cells(metrics, runs, tau)
+    sat = saturation_rows(runs)
+    verdicts = saturation_verdicts(runs, sat, conv).merge(
+        verdict_table(sweep, elbows)[["pairing", "verdict"]].rename(
+            columns={"verdict": "verdict_elbow_rule"}
+        ),
+        on="pairing",
+    )
+    elbows = elbows.merge(
+        sat, on=["pairing", "K", "curve"], how="outer", sort=False, suffixes=("", "_sat")
+    )
+    elbows["predicted"] = elbows["predicted"].fillna(elbows.pop("predicted_sat"))
+    elbows = elbows.sort_values("pairing", key=lambda c: c.map(order), kind="stable")
     for r in verdicts.itertuples():
         log.info("pairing %s: %s", r.pairing, r.verdict)
     classes = pd.read_csv(inputs.classes)
@@ -213,7 +227,8 @@ def run_assemble(inputs, digits: dict, tau: float, output, elbow_fn=None) -> pd.
     write_csv(table1(classes, sweep, 10), output.table1)
     curve = curves(metrics)
     write_csv(curve, output.curves)
-    write_csv(convergence_table(curve), output.convergence)
+    extra = conv.drop(columns=["checkpoints", "best_checkpoint_mean"])
+    write_csv(convergence_table(curve).merge(extra, on=["pairing", "D"]), output.convergence)
     write_csv(sv, output.singular_values)
     write_csv(halves_cancorr(data), output.cancorr)
     save_npz(output.examples, examples(data, digits))

@@ -232,11 +232,34 @@ def probe_table(runs: pd.DataFrame, paper: dict, k: int) -> pd.DataFrame:
     return out
 
 
-def elbow_table(table: pd.DataFrame, fraction: float, k: int) -> pd.DataFrame:
+def elbow_table(table, fraction: float, k: int, runs=None, histories=None) -> pd.DataFrame:
+    """Per curve: the elbow rule's D (Experiment 3's rule, as written) and, with the per-seed
+    ``runs``, the noise-aware saturation rule's (:mod:`..numerics.saturation`, 2026-12-01) and its
+    verdict against {K − 1, K}, gated by convergence (``histories[D]``: the validation losses of
+    each seed's run; the last-fifth drop against CLOSE_TOLERANCE × the held-out excess at D)."""
+    from ..numerics.saturation import consistent, from_runs
+    from ..numerics.tiers import CLOSE_TOLERANCE
+    from .convergence import cell_convergence, gate
+
+    converged = None
+    if histories:
+        excess = table.set_index("D")["heldout_excess_mean"]
+        cells = [cell_convergence(h, CLOSE_TOLERANCE * excess[d]) for d, h in histories.items()]
+        converged = all(c["converged"] for c in cells)
     rows = []
     for curve, increasing, log_scale in ELBOW_CURVES:
         q = table[f"{curve}_mean"]
         at = elbow(table["D"], q, fraction, increasing, log_scale)
+        sat = {}
+        if runs is not None:
+            r = from_runs(runs, curve, increasing)
+            verdict = consistent(r, {k - 1, k})
+            sat = {
+                "saturation": r.label,
+                "saturation_status": r.status,
+                "saturation_verdict": verdict if converged is None else gate(verdict, converged),
+                "converged": converged,
+            }
         rows.append(
             {
                 "curve": curve,
@@ -248,6 +271,7 @@ def elbow_table(table: pd.DataFrame, fraction: float, k: int) -> pd.DataFrame:
                 "q_max": q.max(),
                 "K": k,
             }
+            | sat
         )
     return pd.DataFrame(rows)
 
@@ -261,9 +285,15 @@ def run_assemble(
 
     runs = probe_runs(probe_paths, metric_paths)
     table = probe_table(runs, load_paper_values(paper_path, setting)["lcgm"], lcgm["K"])
-    elbows = elbow_table(table, lcgm["elbow_fraction"], lcgm["K"])
+    from ..integrity import load_json
+
+    histories = {}
+    for path in metric_paths:
+        m = load_json(path)
+        histories.setdefault(m["D"], []).append([h["val_loss"] for h in m["history"]])
+    elbows = elbow_table(table, lcgm["elbow_fraction"], lcgm["K"], runs, histories)
     for row in elbows.itertuples():
-        log.info("elbow of %s: D = %d (K = %d)", row.curve, row.elbow_D, row.K)
+        log.info("elbow of %s: D = %s (K = %d)", row.curve, row.elbow_D, row.K)
     write_csv(runs, output.runs)
     write_csv(table, output.table)
     write_csv(elbows, output.elbow)
