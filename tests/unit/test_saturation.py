@@ -120,3 +120,17 @@ def test_consistent_reads_the_allowed_range(lo, hi, predicted, verdict):
     from crl_approx.numerics.saturation import Saturation
 
     assert consistent(Saturation(SATURATED, hi, lo, hi, "", ""), predicted) == verdict
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "verdict"),
+    [(14, 20, "fails"), (9, 10, "holds"), (8, 9, "unresolved"), (1, math.inf, "unresolved")],
+)
+def test_an_unresolved_range_is_read_like_any_other(lo, hi, verdict):
+    """The seeds leave the saturation point in [D*, D_m]: wholly outside the prediction {9, 10} is
+    a miss whatever the seeds cannot tell, wholly inside holds (returning "unresolved" for every
+    unresolved result, the mutation, fails the first two)."""
+    from crl_approx.numerics.saturation import Saturation
+
+    r = Saturation(UNRESOLVED, lo, lo, hi, f"unresolved ({lo}–{hi})", "")
+    assert consistent(r, {9, 10}) == verdict

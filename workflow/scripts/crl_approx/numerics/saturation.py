@@ -145,9 +145,9 @@ def saturation(
 def consistent(result: Saturation, predicted) -> str:
     """Verdict of a saturation result against a prediction: ``predicted`` a set of D, or a pair
     (lo, hi) meaning lo ≤ D ≤ hi (hi may be inf). "holds" when the D the data allow all lie in
-    it, "fails" when none does, "unresolved" otherwise (and whenever the seeds cannot tell)."""
-    if result.status == UNRESOLVED:
-        return "unresolved"
+    it, "fails" when none does, "unresolved" otherwise. An unresolved result is read by its range
+    [D*, D_m] like any other: the seeds leave the saturation point somewhere in it, so a range
+    wholly inside the prediction holds and one wholly outside fails."""
     lo, hi = result.lo, result.hi
     if isinstance(predicted, tuple):
         p_lo, p_hi = predicted

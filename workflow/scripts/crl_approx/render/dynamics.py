@@ -1,8 +1,9 @@
 """The report's training-dynamics section (results/tables/dynamics.csv) and its lines in the
 verdict summary: the two pre-registered predictions, per objective.
 
-A summary line aggregates the D of one objective: "fails" if any D fails, else "holds" if any D
-holds, else "inconclusive"; the section's table gives every D with its reason."""
+A summary line aggregates the D of one objective: "fails" if any D fails, else "unresolved: not
+converged" if any D's miss was on unconverged runs, else "holds" if any D holds, else
+"inconclusive"; the section's table gives every D with its reason."""
 
 from __future__ import annotations
 
@@ -10,8 +11,16 @@ import math
 
 import pandas as pd
 
+from ..analyses.convergence import NOT_CONVERGED
+
 #: verdict → css class of the report's verdict colours
-CSS = {"holds": "match", "fails": "differs", "inconclusive": "order", "not applicable": "none"}
+CSS = {
+    "holds": "match",
+    "fails": "differs",
+    "inconclusive": "order",
+    "unresolved: not converged": "order",
+    "not applicable": "none",
+}
 
 
 def _g(value, digits=3) -> str:
@@ -84,6 +93,8 @@ def aggregate(verdicts) -> str:
     verdicts = list(verdicts)
     if "fails" in verdicts:
         return "fails"
+    if NOT_CONVERGED in verdicts:  # a miss on unconverged runs is not hidden behind a "holds"
+        return NOT_CONVERGED
     return "holds" if "holds" in verdicts else "inconclusive"
 
 
