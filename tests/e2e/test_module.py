@@ -4,6 +4,7 @@ module), the module loaded from this checkout by path and from a git repository 
 network). README's "Use it from your own project" shows exactly these files."""
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -126,3 +127,23 @@ def test_module_from_git_dry_runs(tmp_path):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert "build_report" in proc.stdout
     assert not (user / "workflow").exists()
+
+
+def test_the_root_snakefile_runs_the_entry_points_default_target(tmp_path):
+    """`snakemake` from the repository root and `snakemake -s workflow/Snakefile` plan the same
+    jobs (the root Snakefile only includes the entry point)."""
+    plans = []
+    for snakefile in (REPO / "Snakefile", REPO / "workflow" / "Snakefile"):
+        work = tmp_path / snakefile.parent.name
+        work.mkdir()
+        proc = subprocess.run(
+            [SNAKEMAKE, "-s", str(snakefile), "--directory", str(work), "-n", "--quiet", "rules"],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        plans.append(proc.stdout[proc.stdout.index("Job stats") :])
+    assert plans[0] == plans[1]
+    assert re.search(r"^total\s+\d{3}$", plans[0], re.M), plans[0]
