@@ -20,12 +20,18 @@ def repo_path(*parts):
     return workflow.sourcecache.get_path(source)
 
 
-try:  # installed (requirements.txt, envs/*.yaml): how a git-hosted module finds the package
-    import crl_approx
-except (
-    ModuleNotFoundError
-):  # a checkout without the install: the package beside this file
-    sys.path.insert(0, str(Path(repo_path("workflow", "scripts"))))
+if isinstance(RULES_DIR, LocalSourceFile):
+    # A checkout (run in place or as a module by path) runs its own package, here and in the jobs'
+    # scripts, even where another clone's crl_approx is installed (an editable install comes
+    # before a script's folder on its sys.path).
+    SCRIPTS = repo_path("workflow", "scripts")
+    sys.path.insert(0, SCRIPTS)
+    os.environ.update(
+        PYTHONPATH=os.pathsep.join(
+            p for p in (SCRIPTS, os.environ.get("PYTHONPATH")) if p
+        )
+    )
+# else a git-hosted module: the package comes from the install (requirements.txt: -e .)
 
 from crl_approx.config import ConfigError, load_schema, validate_config  # noqa: E402
 
