@@ -34,3 +34,6 @@ def test_licence_and_version():
     changelog = (REPO / "CHANGELOG.md").read_text()
     newest = re.search(r"^## (\S+)", changelog, re.M).group(1)
     assert newest == project["version"], (newest, project["version"])
+    import crl_approx
+
+    assert crl_approx.__version__ == project["version"]
