@@ -1,8 +1,11 @@
 """Bad configurations shared by the unit and end-to-end tests.
 
 Each entry: an id, an override that is deep-merged on top of config/config.yaml (exactly what
-``--configfile`` does), and the key the error message must name.
+``--configfile`` does), and the key the error message must name. The entries after "issue 27"
+were each accepted by the validator before it (then failed inside a job, wrote NaN, or ran away).
 """
+
+NAN, INF = float("nan"), float("inf")
 
 BAD_CONFIGS = [
     ("tau_negative", {"tau": -1}, "tau"),
@@ -56,6 +59,121 @@ BAD_CONFIGS = [
     ("lcgm_candidates_above_test", {"lcgm": {"n_candidates": 50000}}, "lcgm.n_candidates"),
     ("lcgm_elbow_fraction_one", {"lcgm": {"elbow_fraction": 1.0}}, "lcgm.elbow_fraction"),
     ("lcgm_misspelt_key", {"lcgm": {"means_x": 6.0}}, "lcgm.means_x"),
+    # --- issue 27: every number finite (a range check is false for NaN; most keys had no maximum)
+    ("tau_nan", {"tau": NAN}, "tau"),
+    ("tau_inf", {"tau": INF}, "tau"),
+    ("mu_x_inf", {"gmm": {"mu_x": INF}}, "gmm.mu_x"),
+    ("mu_y_minus_inf", {"gmm": {"mu_y": -INF}}, "gmm.mu_y"),
+    ("sigma_x_nan", {"gmm": {"sigma_x": NAN}}, "gmm.sigma_x"),
+    ("prior_nan", {"gmm": {"prior": NAN}}, "gmm.prior"),
+    ("lr_nan", {"train": {"lr": NAN}}, "train.lr"),
+    ("lr_inf", {"train": {"lr": INF}}, "train.lr"),
+    ("max_loss_nan", {"train": {"max_loss": NAN}}, "train.max_loss"),
+    ("max_loss_inf", {"train": {"max_loss": INF}}, "train.max_loss"),
+    ("lcgm_prior_with_nan", {"lcgm": {"prior": [NAN] + [1 / 7] * 7}}, "lcgm.prior.0"),
+    ("lcgm_mean_y_nan", {"lcgm": {"mean_y": NAN}}, "lcgm.mean_y"),
+    ("noise_window_nan", {"noise": {"window": [NAN, 1.0e-3]}}, "noise.window.0"),
+    ("theory_eps_nan", {"theory": {"eps": [NAN, 0.1]}}, "theory.eps.0"),
+    ("theory_beta_inf", {"theory": {"beta": INF}}, "theory.beta"),
+    ("other_lr_nan", {"sample_size": {"other_lrs": [0.003, NAN]}}, "sample_size.other_lrs.1"),
+    (
+        "capture_threshold_nan",
+        {"dynamics": {"capture_threshold": NAN}},
+        "dynamics.capture_threshold",
+    ),
+    # --- finite is not enough: values whose arithmetic overflows
+    ("tau_tiny", {"tau": 1e-300}, "tau"),
+    ("mu_x_huge", {"gmm": {"mu_x": 1e300}}, "gmm.mu_x"),
+    ("sigma_y_tiny", {"gmm": {"sigma_y": 1e-300}}, "gmm.sigma_y"),
+    ("lcgm_sigma_x_tiny", {"lcgm": {"sigma_x": 1e-300}}, "lcgm.sigma_x"),
+    ("theory_eps_tiny", {"theory": {"eps": [1e-300, 0.1]}}, "theory.eps"),
+    ("theory_beta_tiny", {"theory": {"beta": 0.01}}, "theory.eps"),
+    # --- sizes and seeds with a maximum a real use could need
+    ("n_train_1e12", {"gmm": {"n_train": 10**12}}, "gmm.n_train"),
+    ("width_1e6", {"train": {"width": 10**6}}, "train.width"),
+    ("seed_2_64", {"seeds": [0, 2**64]}, "seeds.1"),
+    ("seed_2_32", {"seeds": [2**32]}, "seeds.0"),
+    ("design_seed_2_64", {"lcgm": {"design_seed": 2**64}}, "lcgm.design_seed"),
+    ("lr_above_one", {"train": {"lr": 5.0}}, "train.lr"),
+    ("other_lr_1e20", {"sample_size": {"other_lrs": [1e20]}}, "sample_size.other_lrs.0"),
+    (
+        "other_lrs_share_a_path_label",
+        {"sample_size": {"other_lrs": [0.003, 0.0030000001]}},
+        "sample_size.other_lrs.1",
+    ),
+    # --- cross-key rules once checked inside jobs (make_digits, train_digits, probes, the study)
+    (
+        "digits_halves_candidates_above_held_out",
+        {"digits": {"halves_candidates": 5000}},
+        "digits.halves_candidates",
+    ),
+    (
+        "digits_n_candidates_above_test_pairs",
+        {"digits": {"n_candidates": 10000}},
+        "digits.n_candidates",
+    ),
+    (
+        "digits_checkpoints_above_halves_steps",
+        {"digits": {"checkpoints": 500}},
+        "digits.checkpoints",
+    ),
+    (
+        "digits_checkpoints_above_steps",
+        {"digits": {"checkpoints": 700, "halves_steps": 800}},
+        "digits.checkpoints",
+    ),
+    ("digits_batch_above_train_images", {"digits": {"batch_size": 2000}}, "digits.batch_size"),
+    (
+        "digits_grouping_missing_a_digit",
+        {"digits": {"groupings": [{"groups": [[0, 1], [2, 3, 4, 5, 6, 7, 8]], "dims": [1, 2]}]}},
+        "digits.groupings.0.groups",
+    ),
+    (
+        "digits_grouping_repeated_digit",
+        {
+            "digits": {
+                "groupings": [{"groups": [[0, 1, 2], [2, 3, 4, 5, 6, 7, 8, 9]], "dims": [1, 2]}]
+            }
+        },
+        "digits.groupings.0.groups",
+    ),
+    (
+        "digits_two_groupings_same_K",
+        {
+            "digits": {
+                "groupings": [
+                    {"groups": [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]], "dims": [1, 2]},
+                    {"groups": [[0, 2, 4, 6, 8], [1, 3, 5, 7, 9]], "dims": [1, 2]},
+                ]
+            }
+        },
+        "digits.groupings.1.groups",
+    ),
+    (
+        "digits_fractions_leave_no_held_out",
+        {"digits": {"train_fraction": 0.7, "val_fraction": 0.3}},
+        "digits.val_fraction",
+    ),
+    (
+        "digits_val_fraction_leaves_one_image",
+        {"digits": {"val_fraction": 0.004}},
+        "digits.val_fraction",
+    ),
+    # validation averages over full batches: fewer pairs than a batch gave val_loss 0.0
+    ("batch_above_gmm_n_val", {"gmm": {"n_val": 256}}, "train.batch_size"),
+    ("batch_above_lcgm_n_val", {"lcgm": {"n_val": 256}}, "train.batch_size"),
+    ("digits_batch_above_val_pairs", {"digits": {"n_val_pairs": 100}}, "digits.batch_size"),
+    ("digits_batch_above_val_images", {"digits": {"val_fraction": 0.1}}, "digits.batch_size"),
+    ("lcgm_n_checkpoint_above_n_val", {"lcgm": {"n_checkpoint": 30000}}, "lcgm.n_checkpoint"),
+    (
+        "study_without_protocol",
+        {"sample_size": {"pools": [], "fresh": False, "lr_protocols": []}},
+        "sample_size.pools",
+    ),
+    # --- the run's estimated work: refused up front (allow_large_run: true lets it run)
+    ("study_work_absurd", {"gmm": {"n_train": 10**8}}, "gmm.n_train"),
+    ("a_thousand_seeds", {"seeds": list(range(1000))}, "seeds"),
+    ("towers_beyond_memory", {"train": {"width": 60000, "depth": 12}}, "train.width"),
 ]
 
 

@@ -193,6 +193,24 @@ def test_loader_reads_package_files_with_the_network_off(monkeypatch):
     assert Path(sklearn.__file__).resolve().parent in data_file.parents
 
 
+def test_the_validators_digit_counts_and_splits_are_the_data_sets():
+    """The config validator knows the images per digit without loading scikit-learn
+    (config.digits.DIGIT_COUNTS) and cuts splits as split_codes does: the held-out count it checks
+    digits.halves_candidates against is the number of held-out images."""
+    from crl_approx.config.digits import DIGIT_COUNTS, split_sizes
+
+    _, labels = dg.load_images()
+    assert tuple(np.bincount(labels).tolist()) == DIGIT_COUNTS
+    # the default run's splits as its log records them (docs/experiment_r.md): 1078 / 359 / 360
+    totals = np.sum([split_sizes(n, 0.6, 0.2) for n in DIGIT_COUNTS], axis=0)
+    assert totals.tolist() == [1078, 359, 360]
+    for fractions in ((0.6, 0.2), (0.5, 0.45), (0.3, 0.1)):
+        codes = dg.split_codes(labels, 3, *fractions)
+        for digit, n in enumerate(DIGIT_COUNTS):
+            counts = np.bincount(codes[labels == digit], minlength=3)
+            assert tuple(counts.tolist()) == split_sizes(n, *fractions)
+
+
 def test_effective_rank_and_probe_on_known_inputs():
     rng = np.random.default_rng(0)
     # centred orthonormal columns scaled by singular values 2, 1, 1 (and 3 zero columns): the

@@ -34,6 +34,7 @@ if isinstance(RULES_DIR, LocalSourceFile):
 # else a git-hosted module: the package comes from the install (requirements.txt: -e .)
 
 from crl_approx.config import ConfigError, load_schema, validate_config  # noqa: E402
+from crl_approx.config.rules import lr_label  # noqa: E402
 
 #: Snakemake's native report (`snakemake --report`): one category per section of the project's
 #: HTML report (results/report/index.html), named once here
@@ -75,10 +76,14 @@ def figure_source(plot):
     return {"rule": plot.rule.name, "reads": ", ".join(files)}
 
 
-# Validate the merged config (config/config.yaml + --configfile + --config) before any job runs.
+# Validate the merged config (config/config.yaml + --configfile + --config) before any job runs;
+# the items of lists and mappings given with --config (strings, as Snakemake passes them) are
+# parsed as Snakemake parses a --config scalar.
 try:
     _validated = validate_config(
-        config, load_schema(repo_path("workflow", "schemas", "config.schema.yaml"))
+        config,
+        load_schema(repo_path("workflow", "schemas", "config.schema.yaml")),
+        cli=dict(getattr(workflow.config_settings, "config", None) or {}),
     )
 except ConfigError as err:
     raise WorkflowError(str(err)) from None
@@ -247,11 +252,6 @@ def study_budget():
     """The study's step budget: the default `samples` run's number of optimiser steps."""
     train = config["train"]
     return train["epochs"] * (config["gmm"]["n_train"] // train["batch_size"])
-
-
-def lr_label(lr):
-    """A learning rate as it appears in output paths (lr~0.003)."""
-    return f"{float(lr):g}"
 
 
 def sample_size_cells():

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..config.digits import split_sizes
 from .rng import stream
 
 #: stream keys of Experiment R (apart from the other experiments' keys): the split, the pools
@@ -47,8 +48,7 @@ def split_codes(labels, split_seed: int, train_fraction: float, val_fraction: fl
     codes = np.full(len(labels), -1)
     for digit in np.unique(labels):
         idx = rng.permutation(np.flatnonzero(labels == digit))
-        n_train = round(len(idx) * train_fraction)
-        n_val = round(len(idx) * val_fraction)
+        n_train, n_val, _ = split_sizes(len(idx), train_fraction, val_fraction)
         codes[idx[:n_train]] = 0
         codes[idx[n_train : n_train + n_val]] = 1
         codes[idx[n_train + n_val :]] = 2

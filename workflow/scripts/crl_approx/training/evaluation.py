@@ -22,6 +22,7 @@ from ..numerics.spectrum import (
     mixture_quadrature,
     self_normalised,
 )
+from .towers import per_replica
 
 
 @dataclass
@@ -48,12 +49,15 @@ class Grid:
         return cls(t(q.x[:, None]), t(q.y[:, None]), t(q.wx), t(log_wy), t(joint))
 
     def loss(self, scores: torch.Tensor, tau: float) -> torch.Tensor:
-        """The population InfoNCE loss of score matrices (…, n_x, n_y) on this grid: one number
-        per leading index (per replica)."""
-        lse = torch.logsumexp(scores / tau + self.log_wy, dim=-1)
-        # row-wise reductions (no matrix-vector product): the same summation order for a replica
-        # whatever the number of replicas beside it
-        return tau * (lse * self.wx).sum(-1) - (self.joint * scores).sum((-2, -1))
+        """The population InfoNCE loss of score matrices (R, n_x, n_y) on this grid: one number
+        per replica, each computed on its replica alone (a reduction's summation order must not
+        depend on the replicas beside it); a single matrix (n_x, n_y) gives one number."""
+
+        def one(s):
+            lse = torch.logsumexp(s / tau + self.log_wy, dim=-1)
+            return tau * (lse * self.wx).sum(-1) - (self.joint * s).sum((-2, -1))
+
+        return one(scores) if scores.dim() == 2 else per_replica(one, scores)
 
 
 def population_metrics(spec: OperatorSpectrum, score: np.ndarray, tau: float, l_star: float):

@@ -11,9 +11,11 @@ The job around these loops (evaluation, checkpoints, outputs) is :mod:`crl_appro
 
 Batching seeds: replica r of :class:`.towers.StackedTwoTower` is seed r's model, with its
 own initialisation, its own data (the seed's pairs), its own permutation stream and its own loss;
-the optimiser (fused AdamW) and the schedule act elementwise, and the summed loss gives each replica
-exactly the gradient of its own loss. So a seed's numbers do not depend on which seeds share its
-job (bitwise on a CPU with a fixed thread count; tests/unit/test_batched_training.py).
+every product and reduction runs on the replica's slice alone (:func:`.towers.per_replica`), the
+optimiser (fused AdamW) updates each replica as a tensor of its own, and the summed loss gives each
+replica exactly the gradient of its own loss. So a seed's numbers do not depend on which seeds
+share its job, bitwise, on any host with a fixed thread count: the kernels a replica meets are
+those of a job that trains it alone (tests/unit/test_batched_training.py).
 
 Speed: data stay resident as tensors on the device; each epoch permutes them once into a
 (batches, R, batch, d) layout and slices contiguous batches; the in-batch loss is one autograd
@@ -31,7 +33,7 @@ import time
 import torch
 
 from .batches import fresh_batches, pool_batches, stack_pairs
-from .towers import StackedTwoTower
+from .towers import StackedTwoTower, per_replica
 
 log = logging.getLogger(__name__)
 
@@ -58,27 +60,38 @@ class FusedAdamW:
     """AdamW (β = 0.9, 0.999, ε = 1e-8, decoupled weight decay) as one call of torch's fused
     kernel per step, the kernel ``torch.optim.AdamW(fused=True)`` runs, without torch.optim:
     constructing a torch.optim optimizer imports torch._dynamo (~1.2 s per job, measured in
-    benchmarks/train_speed.py). The learning rate of step t = 0, 1, … comes from ``lr_at``."""
+    benchmarks/train_speed.py). The learning rate of step t = 0, 1, … comes from ``lr_at``.
+
+    Every stacked parameter (leading dimension R) is updated as R tensors, one per replica (views):
+    the kernel runs its vector body and scalar tail by the tensor's size (and splits it between
+    threads by size), and the two round differently (fused multiply-adds), so an update of a
+    replica's element would otherwise depend on how many replicas precede it."""
 
     def __init__(self, params, lr_at, weight_decay: float):
         self.params = [p for p in params if p.requires_grad]
         self.exp_avg = [torch.zeros_like(p) for p in self.params]
         self.exp_avg_sq = [torch.zeros_like(p) for p in self.params]
-        self.steps = [torch.zeros((), dtype=torch.float32, device=p.device) for p in self.params]
+        dev = self.params[0].device if self.params else None
+        n = sum(len(p) for p in self.params)
+        self.steps = [torch.zeros((), dtype=torch.float32, device=dev) for _ in range(n)]
         self.lr_at, self.weight_decay, self.t = lr_at, weight_decay, 0
 
     def zero_grad(self) -> None:
         for p in self.params:
             p.grad = None
 
+    @staticmethod
+    def _replicas(tensors) -> list[torch.Tensor]:
+        return [t[r] for t in tensors for r in range(len(t))]
+
     @torch.no_grad()
     def step(self) -> None:
         torch._foreach_add_(self.steps, 1)
         torch._fused_adamw_(
-            self.params,
-            [p.grad for p in self.params],
-            self.exp_avg,
-            self.exp_avg_sq,
+            self._replicas(self.params),
+            self._replicas([p.grad for p in self.params]),
+            self._replicas(self.exp_avg),
+            self._replicas(self.exp_avg_sq),
             [],
             self.steps,
             amsgrad=False,
@@ -159,9 +172,13 @@ class _InBatchInfoNCE(torch.autograd.Function):
 
 
 def in_batch_loss(model: StackedTwoTower, x: torch.Tensor, y: torch.Tensor, tau: float):
-    """In-batch InfoNCE of every replica on its rows of x, y (R, B, d): a tensor of R losses."""
-    logits = torch.bmm(model.embed_x(x) * (1.0 / tau), model.embed_y(y).transpose(1, 2))
-    return _InBatchInfoNCE.apply(logits, tau)
+    """In-batch InfoNCE of every replica on its rows of x, y (R, B, d): a tensor of R losses,
+    each computed on its replica alone (:func:`~crl_approx.training.towers.per_replica`)."""
+
+    def one(fx, gy):
+        return _InBatchInfoNCE.apply(torch.bmm(fx * (1.0 / tau), gy.transpose(1, 2)), tau)
+
+    return per_replica(one, model.embed_x(x), model.embed_y(y))
 
 
 def run_steps(model, opt, step_loss, n_steps: int, after_step=None):

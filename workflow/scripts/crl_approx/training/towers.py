@@ -3,8 +3,12 @@
 Each tower is an MLP with ``depth`` linear layers of width ``width`` and ReLU between them, output
 dimension D; the score is s(x, y) = f(x)ᵀ g(y) (``inner``, the paper's) or c·⟨f/|f|, g/|g|⟩
 (``cosine``). Layer l of a tower holds a weight of shape (R, fan_in, fan_out) and a bias of shape
-(R, 1, fan_out), so one ``baddbmm`` runs the layer for every replica at once; replica r only ever
-touches slice r of every parameter, so the replicas are independent models that share dispatch.
+(R, 1, fan_out); replica r only ever touches slice r of every parameter, so the replicas are
+independent models that share a job. Every batched matrix product goes through
+:func:`per_replica`: each replica is computed by the kernel a job with that replica alone uses (a
+batch of 1), because BLAS libraries choose their kernel by the batch count (MKL on an Intel
+AVX-512 host for a fan-in of 1, and on AMD hosts for a fan-out of 1), which changes the last bits.
+So a seed's numbers do not depend, bitwise, on which other seeds share its job on any host.
 
 Initialisation is per replica, from a generator seeded with that replica's seed, with the draws of
 ``torch.nn.Linear`` (weights and biases uniform on ±1/√fan_in, in nn.Linear's order): a seed's
@@ -25,6 +29,47 @@ from torch import nn
 from torch.nn import functional as F
 
 SCORES = ("inner", "cosine")
+
+
+def _copies(t: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """The R slices of ``t`` as tensors of their own (contiguous copies)."""
+    return tuple(t[r : r + 1].clone(memory_format=torch.contiguous_format) for r in range(len(t)))
+
+
+class _Unstack(torch.autograd.Function):
+    """A stacked tensor's R slices as copies; backward stacks their gradients, contiguous (the
+    layout a gradient arrives in changes the summation order of a later reduction)."""
+
+    @staticmethod
+    def forward(ctx, t: torch.Tensor):
+        return _copies(t)
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return torch.cat([g.contiguous() for g in grads])
+
+
+class _Stack(torch.autograd.Function):
+    """The concatenation of R one-replica tensors; backward hands each its slice as a copy."""
+
+    @staticmethod
+    def forward(ctx, *parts: torch.Tensor):
+        return torch.cat(parts)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):
+        return _copies(grad)
+
+
+def per_replica(fn, *tensors: torch.Tensor) -> torch.Tensor:
+    """``fn`` run on each replica's slice of ``tensors`` (leading dimension R) and the results
+    concatenated. Each slice, forward and backward, is a contiguous tensor of its own, also for
+    R = 1, so replica r's numbers and gradients are bitwise those of ``fn`` on replica r alone,
+    whatever the number of replicas: BLAS libraries choose their kernel by the batch count (MKL on
+    an Intel AVX-512 host for a fan-in of 1; on AMD hosts too, for a fan-out of 1), which changes
+    the last bits. Every computation that mixes a replica's elements goes through here."""
+    slices = [_Unstack.apply(t) if t.requires_grad else _copies(t) for t in tensors]
+    return _Stack.apply(*(fn(*parts) for parts in zip(*slices, strict=True)))
 
 
 def _tower_shapes(d_in: int, width: int, depth: int, d_out: int) -> list[tuple[int, int]]:
@@ -99,10 +144,14 @@ class StackedTwoTower(nn.Module):
         return h
 
     def _embed(self, ws, v: torch.Tensor) -> torch.Tensor:
-        h = self._tower(ws, v)
         if self.score == "inner":
-            return h
-        return F.normalize(h, dim=2) * torch.exp(0.5 * self.log_scale)[:, None, None]
+            return per_replica(lambda v, *ws: self._tower(ws, v), v, *ws)
+
+        def one(v, log_scale, *ws):
+            scale = torch.exp(0.5 * log_scale)[:, None, None]
+            return F.normalize(self._tower(ws, v), dim=2) * scale
+
+        return per_replica(one, v, self.log_scale, *ws)
 
     def embed_x(self, x: torch.Tensor) -> torch.Tensor:
         return self._embed(self.f, x)
@@ -112,7 +161,7 @@ class StackedTwoTower(nn.Module):
 
     def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         """Score matrices S[r, i, j] = s_r(x_ri, y_rj)."""
-        return torch.bmm(self.embed_x(x), self.embed_y(y).transpose(1, 2))
+        return per_replica(torch.bmm, self.embed_x(x), self.embed_y(y).transpose(1, 2))
 
     def replica(self, r: int) -> StackedTwoTower:
         """Replica r alone (R = 1), sharing nothing with this model."""
