@@ -31,7 +31,14 @@ if isinstance(RULES_DIR, LocalSourceFile):
             p for p in (SCRIPTS, os.environ.get("PYTHONPATH")) if p
         )
     )
-# else a git-hosted module: the package comes from the install (requirements.txt: -e .)
+else:  # a git-hosted module: the package comes from the install (requirements.txt: -e .)
+    try:
+        import crl_approx
+    except ModuleNotFoundError:
+        raise WorkflowError(
+            "crl_approx is not installed: from a clone of crl-approx, "
+            "python3 -m pip install -r requirements.txt (README: Use it from your own project)"
+        ) from None
 
 from crl_approx.config import ConfigError, load_schema, validate_config  # noqa: E402
 from crl_approx.config.rules import lr_label  # noqa: E402
