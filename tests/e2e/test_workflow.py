@@ -87,7 +87,33 @@ def test_default_noise_monte_carlo_reproduces_the_paper_exponent(tmp_path, defau
     assert fit["mu_ci_hi"] - fit["mu_ci_lo"] < 0.03
 
 
-@pytest.mark.parametrize(("name", "override", "key"), BAD_CONFIGS, ids=[b[0] for b in BAD_CONFIGS])
+#: one entry of each class of the corpus through the real snakemake (each costs a Snakemake
+#: start-up); the fast tier runs every entry through the validator Snakemake calls
+#: (tests/unit/test_config.py), and tests/unit/test_config_snakemake.py the --config paths
+E2E_SAMPLE = {
+    "tau_negative",
+    "misspelt_gmm_key",
+    "dims_beyond_computed_eigenvalues",
+    "lcgm_prior_wrong_length",
+    "tau_nan",
+    "theory_eps_nan",
+    "lr_nan",
+    "n_train_1e12",
+    "seed_2_64",
+    "other_lrs_share_a_path_label",
+    "digits_grouping_missing_a_digit",
+    "lcgm_n_checkpoint_above_n_val",
+    "study_without_protocol",
+    "towers_beyond_memory",
+}
+SAMPLE = [b for b in BAD_CONFIGS if b[0] in E2E_SAMPLE]
+
+
+def test_the_e2e_sample_names_entries_of_the_corpus():
+    assert len(SAMPLE) == len(E2E_SAMPLE)
+
+
+@pytest.mark.parametrize(("name", "override", "key"), SAMPLE, ids=[b[0] for b in SAMPLE])
 def test_bad_config_fails_fast_naming_the_key_and_writes_nothing(tmp_path, name, override, key):
     bad = tmp_path / "bad.yaml"
     bad.write_text(yaml.safe_dump(override))

@@ -123,6 +123,28 @@ def test_a_synthetic_rotating_path_recovers_its_order(weights, order):
     assert acq["n_learned"] == 4
 
 
+def test_never_learned_directions_rank_last_in_the_order():
+    """Issue 26, finding 1 (samples D = 8 seed 2): ψ_2 is never learned while ψ_3 is, at a later
+    step than ψ_1. Dropping ψ_2 before counting (the old ``acquisition``) gave ρ = +1 and "strictly
+    ordered"; ranked last, ρ = Spearman((1, 2, 3), (3, ∞, 8)) = 0.5 and the run is not strict."""
+    from crl_approx.analyses.dynamics import strictly_ordered
+
+    path = {1: [0.1, 1.0, 1.0, 1.0], 2: [0.0, 0.0, 0.01, 0.0], 3: [0.0, 0.1, 1.0, 1.0]}
+    steps = [1, 3, 8, 20]
+    rows = pd.DataFrame(
+        [
+            {"step": t, "direction": i, "coefficient": c, "f_capture": c}
+            for i, cs in path.items()
+            for t, c in zip(steps, cs, strict=True)
+        ]
+    )
+    dyn = {"learned_min": 0.25, "coefficient_fraction": 0.9, "capture_threshold": 0.9}
+    acq = acquisition(rows, dyn)
+    assert acq["n_learned"] == 2
+    assert acq["rho_coefficient"] == pytest.approx(0.5)
+    assert not strictly_ordered(acq["steps_coefficient"])
+
+
 def test_order_correlation_edge_cases():
     assert np.isnan(order_correlation([5.0]))
     assert np.isnan(order_correlation([3.0, 3.0, 3.0]))  # every direction at one step
@@ -171,6 +193,12 @@ def test_verdicts_follow_the_numbers():
     assert alignment_verdict(2, 4, 0.95, 0.97, 0.1)[0] == "holds"
     assert alignment_verdict(2, 4, 0.95, 0.85, 0.1)[0] == "fails"
     assert alignment_verdict(8, 6, 0.99, 0.99, 0.1)[0] == "inconclusive"
+    # issue 26, finding 9: the resolvable directions decide when one of them is not captured
+    # (samples D = 8: ψ_5, ψ_6 at 0.75, 0.69); mutation caught: ignoring ``captures``
+    assert alignment_verdict(8, 6, 0.06, 0.06, 0.1, [1.0, 0.99, 0.98, 0.95, 0.75, 0.69])[0] == (
+        "fails"
+    )
+    assert alignment_verdict(8, 6, 0.06, 0.06, 0.1, [1.0, 0.99, 0.95])[0] == "inconclusive"
     assert order_verdict(1, [np.nan], 0.5)[0] == "not applicable"
     assert order_verdict(4, [0.8, 0.6, np.nan], 0.5)[0] == "holds"
     assert order_verdict(4, [0.8, -0.4, 0.2], 0.5)[0] == "inconclusive"
@@ -258,7 +286,8 @@ def test_strict_order_counts_ties_and_inversions_as_not_ordered():
     from crl_approx.analyses.dynamics import strictly_ordered
     from crl_approx.numerics.alignment import order_correlation
 
-    assert strictly_ordered([3, 8, 256, np.nan, 600])  # an unlearned direction is skipped
+    assert strictly_ordered([3, 8, 256, np.nan, np.nan])  # never learned: ranked last
+    assert not strictly_ordered([3, 8, 256, np.nan, 600])  # learned after a never-learned one
     assert not strictly_ordered([3, 8, 256, 16])
     assert order_correlation(np.array([3.0, 8, 256, 16])) >= 0.5
     assert not strictly_ordered([3, 256, 256])  # a tie

@@ -1,6 +1,6 @@
 """The rule of the house: the package's folders are its layers and imports run one way.
 
-    config, runtime  ←  models  ←  numerics  ←  training, analyses  ←  figures, render
+    config, runtime, integrity  ←  models  ←  numerics  ←  training, analyses  ←  figures, render
 
 A layer may import its own folder and the layers below it, never one above; ``analyses`` may
 import ``training`` (to load trained towers), ``training`` never imports an analysis. Every import
@@ -149,7 +149,7 @@ def test_every_layer_is_a_folder_with_a_docstring_naming_its_modules():
             if module.name != "__init__.py":
                 assert f"``{module.stem}``" in doc, f"{init} does not name {module.stem}"
     flat = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__"}
-    assert flat == {"runtime"}, flat
+    assert flat == {"runtime", "integrity"}, flat
     # config (the root layer's validation) is a folder too: schema, cross-key rules, estimates
     doc = ast.get_docstring(ast.parse((PACKAGE / "config" / "__init__.py").read_text())) or ""
     for module in (PACKAGE / "config").glob("*.py"):

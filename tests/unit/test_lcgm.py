@@ -202,3 +202,43 @@ def test_row_logsumexp_matches_scipy_where_a_naive_sum_overflows():
     a = np.random.default_rng(0).normal(0, 300, size=(50, 70))  # exp overflows float64 unshifted
     np.testing.assert_allclose(row_logsumexp(a), logsumexp(a, axis=1), rtol=1e-13)
     assert np.isfinite(row_logsumexp(a)).all()
+
+
+def test_elbow_table_adds_the_saturation_rule_and_its_convergence_gate():
+    """Per-seed curves flat from D = 1 (issue 26: the elbow rule's band then rests on noise): the
+    saturation rule reads "≤ 1"; a curve that saturates at D = 2 < K − 1 fails on converged runs
+    and is "unresolved: not converged" when the validation loss still falls by more than half
+    the tolerance (mutation caught: dropping the gate)."""
+    import pandas as pd
+
+    from crl_approx.analyses.probes import ELBOW_CURVES, elbow_table
+    from crl_approx.numerics.stats import summarise
+
+    rng = np.random.default_rng(0)
+    dims, rows = [1, 2, 4, 6], []
+    for d in dims:
+        for s in range(3):
+            v = 0.5 if d >= 2 else 0.1
+            rows.append(
+                {"D": d, "seed": s}
+                | {c: v * (1 + 0.01 * rng.standard_normal()) for c, *_ in ELBOW_CURVES}
+            )
+    runs = pd.DataFrame(rows)
+    table = summarise(runs, "D", [c for c, *_ in ELBOW_CURVES])
+    flat = [0.5] * 10
+    falling = [0.5 - 0.02 * i for i in range(10)]
+    for hist, verdict in ((flat, "fails"), (falling, "unresolved: not converged")):
+        e = elbow_table(table, 0.95, 4, runs, {d: [hist] * 3 for d in dims}).set_index("curve")
+        assert e.loc["probe_r2_f", "saturation"] == "2"
+        assert e.loc["probe_r2_f", "saturation_verdict"] == verdict
+
+
+def test_the_log_ratio_span_is_the_optimums_g_span():
+    """Issue 26, finding 3: on a clean anchor the top-K y-span of the x-centred PMI kernel is the
+    log-ratio span (cos² ≈ 1). Mutation caught: comparing only the top K − 1 singular vectors
+    (a target direction missed counts as 0)."""
+    from crl_approx.models.lcgm import g_span_check
+
+    model = LatentClassModel.from_config(SMALL)
+    x, y, _ = model.sample(1500, stream(0, 103))
+    assert g_span_check(model, x, y)["g_span_min_cos2"] > 0.999

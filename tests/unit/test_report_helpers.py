@@ -184,3 +184,14 @@ def test_counts_print_as_powers_of_ten(count, text):
     from crl_approx.render.numbers import pow10
 
     assert pow10(count) == text
+
+
+def test_a_budget_interval_reaching_below_1x_is_not_resolved():
+    """Issue 26, finding 8: 60.9× [0.60, 6202] where the measured excess is above the band is
+    "not resolved"; a tight interval prints the multiple (mutation caught: printing the multiple
+    whatever the interval)."""
+    from crl_approx.render.study import _budget
+
+    assert _budget(60.9, 0.60, 6202).startswith("not resolved")
+    assert _budget(42.1, 3.7, 485).startswith("not resolved")  # wider than ±10 %
+    assert _budget(42.1, 40.0, 44.0) == "42.1×"

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
 import logging
 import os
 import platform
+import re
 import sys
 import tempfile
 import time
@@ -13,6 +16,35 @@ import traceback
 from pathlib import Path
 
 log = logging.getLogger("crl_approx")
+
+_job: dict = {"rule": None, "wildcards": {}, "params_sha256": None}
+
+
+def params_sha256(params: dict) -> str:
+    """A stable hash of a rule's params (the config keys the job depends on)."""
+    text = json.dumps(params, sort_keys=True, default=repr, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@contextlib.contextmanager
+def job(rule: str | None, wildcards: dict, params: dict):
+    """Declare the running job: every file written inside records it (crl_approx.integrity)."""
+    global _job
+    saved = _job
+    _job = {
+        "rule": rule,
+        "wildcards": {str(k): str(v) for k, v in dict(wildcards).items()},
+        "params_sha256": params_sha256(dict(params)),
+    }
+    try:
+        yield
+    finally:
+        _job = saved
+
+
+def current_job() -> dict:
+    """The running job's rule, wildcards and params hash (rule None outside a job)."""
+    return dict(_job)
 
 
 @contextlib.contextmanager
@@ -36,7 +68,8 @@ def rule_logging(smk):
         log.info("param %s = %r", name, value)
     log.info("threads = %d", smk.threads)
     try:
-        yield log
+        with job(smk.rule, dict(smk.wildcards), dict(smk.params)):
+            yield log
     except BaseException:
         log.error("failed after %.2f s:\n%s", time.perf_counter() - t0, traceback.format_exc())
         raise
@@ -68,10 +101,16 @@ def current_umask() -> int:
 def atomic_path(path: str | os.PathLike):
     """Yield a temporary path beside ``path``; move it into place only if the block succeeds.
 
-    A crashed or killed job therefore never leaves a half-written output behind.
+    A crashed job never leaves a half-written output behind. A job killed mid-write (SIGKILL, or
+    SIGTERM, whose default action skips the clean-up) leaves its temporary ``.NAME.XXXXXXXX.part``;
+    the next write of the same path removes such leftovers. Another process's temporary of the
+    same path, still being written, is not a concern: within a workdir exactly one job writes a
+    given output and Snakemake's lock forbids a second run, so a ``.part`` of this path that exists
+    when this job writes it is a leftover.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_parts(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".part", dir=path.parent)
     os.close(fd)
     try:
@@ -83,6 +122,17 @@ def atomic_path(path: str | os.PathLike):
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
+
+
+def remove_stale_parts(path: Path) -> list[Path]:
+    """Remove the temporaries that :func:`atomic_path` of ``path`` left when killed mid-write."""
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.[A-Za-z0-9_]{{8}}\.part")
+    stale = [p for p in path.parent.iterdir() if pattern.fullmatch(p.name)]
+    for p in stale:
+        with contextlib.suppress(FileNotFoundError):
+            p.unlink()
+        log.info("removed %s, left by a job killed while writing %s", p.name, path.name)
+    return stale
 
 
 def write_csv(df, path) -> None:

@@ -8,6 +8,8 @@
 - ``dynamics_lcgm``: the LCGM sweep's f, g against the posterior and log-ratio spans.
 - ``sample_size``: where the sampled protocol's error goes.
 - ``sample_size_fits``: the study's fits, per regime, with per-seed asymptotes.
+- ``convergence``: measured convergence of trained runs, the gate of every verdict on them.
+- ``digits_saturation``: Experiment R's verdicts by the saturation rule, gated by convergence.
 - ``digits``, ``digits_tables``: Experiment R's exact class operator, held-out numbers, tables,
   elbows and verdicts.
 

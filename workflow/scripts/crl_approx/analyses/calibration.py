@@ -19,7 +19,6 @@ training runs (a run's checkpoints together) and truncations, not single checkpo
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from pathlib import Path
@@ -94,9 +93,11 @@ def fit_exponent(contrastive, retrieval, n_boot: int, level: float, rng, cluster
 
 def checkpoint_points(spec, tau, l_star, e_star, metrics_path, ckpt_path) -> list[dict]:
     """One point per epoch checkpoint of one training run."""
-    with open(metrics_path, encoding="utf-8") as fh:
-        run = json.load(fh)
-    ck = np.load(ckpt_path)
+    from ..integrity import load_json, load_npz, same_job
+
+    run, rec = load_json(metrics_path, with_record=True)
+    ck, ck_rec = load_npz(ckpt_path, with_record=True)
+    same_job([(metrics_path, rec), (ckpt_path, ck_rec)])
     if not (
         np.array_equal(ck["x_nodes"], spec.quad.x) and np.array_equal(ck["y_nodes"], spec.quad.y)
     ):

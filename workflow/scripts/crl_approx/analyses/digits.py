@@ -96,13 +96,22 @@ def logistic_probe(f_fit, z_fit, f_test, z_test, l2: float, n_classes: int) -> d
     }
 
 
+def _entropy_rank(weights: np.ndarray) -> float:
+    p = weights / weights.sum() if weights.sum() > 0 else weights
+    nz = p[p > 0]
+    return float(np.exp(-np.sum(nz * np.log(nz))))
+
+
 def effective_rank(features: np.ndarray) -> tuple[float, np.ndarray]:
     """exp(entropy of the normalised singular values) of the centred features (Roy & Vetterli),
     and the singular values."""
     s = np.linalg.svd(features - features.mean(0), compute_uv=False)
-    p = s / s.sum() if s.sum() > 0 else s
-    nz = p[p > 0]
-    return float(np.exp(-np.sum(nz * np.log(nz)))), s
+    return _entropy_rank(s), s
+
+
+def variance_rank(singular_values) -> float:
+    """exp(entropy of s²/Σs²): the effective rank weighted by variance (post hoc, issue 26)."""
+    return _entropy_rank(np.asarray(singular_values, float) ** 2)
 
 
 def mi_bound(heldout_infonce: float, tau: float) -> float:
@@ -159,6 +168,7 @@ def evaluate_run(metrics: dict, ckpt, data: dict, digits: dict, tau: float) -> d
     out["mi_bound"] = mi_bound(out["heldout_infonce"], tau)
     out |= logistic_probe(f[train], z[train], f[test], z[test], digits["probe_l2"], k)
     out["effective_rank"], sv = effective_rank(f[test])
+    out["effective_rank_variance"] = variance_rank(sv)
     out["singular_values"] = sv.tolist()
     return out
 

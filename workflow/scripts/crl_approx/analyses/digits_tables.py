@@ -12,7 +12,6 @@ tested here with the elbow rule of Experiment 3, passed in as ``elbow_fn`` (defa
 
 from __future__ import annotations
 
-import json
 import logging
 
 import numpy as np
@@ -22,6 +21,7 @@ from ..models import digits as dg
 from ..numerics.stats import summarise
 from . import probes
 from .digits import evaluate_run, halves_cancorr
+from .digits_saturation import convergence_cells, saturation_rows, saturation_verdicts
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +32,7 @@ SWEEP_METRICS = (
     "probe_logloss",
     "probe_accuracy",
     "effective_rank",
+    "effective_rank_variance",
     "best_checkpoint",
     "val_loss_best",
     "val_loss_last",
@@ -175,17 +176,17 @@ def convergence_table(curve: pd.DataFrame) -> pd.DataFrame:
 def run_assemble(inputs, digits: dict, tau: float, output, elbow_fn=None) -> pd.DataFrame:
     """The ``assemble_digits`` rule: every run evaluated, the sweep, elbow, verdict, Table 1,
     convergence, singular-value and canonical-correlation tables, and example pairs."""
-    from ..runtime import atomic_path, write_csv
+    from ..integrity import load_json, load_npz, same_job, save_npz
+    from ..runtime import write_csv
 
-    data = dict(np.load(inputs.images))
-    metrics = []
-    for path in inputs.metrics:
-        with open(path, encoding="utf-8") as fh:
-            metrics.append(json.load(fh))
-    evals = [
-        evaluate_run(m, np.load(c), data, digits, tau)
-        for m, c in zip(metrics, inputs.checkpoints, strict=True)
-    ]
+    data = load_npz(inputs.images)
+    metrics, evals = [], []
+    for path, c in zip(inputs.metrics, inputs.checkpoints, strict=True):
+        m, rec = load_json(path, with_record=True)
+        ck, ck_rec = load_npz(c, with_record=True)
+        same_job([(path, rec), (c, ck_rec)])
+        metrics.append(m)
+        evals.append(evaluate_run(m, ck, data, digits, tau))
     for m, e in zip(metrics, evals, strict=True):
         e["train_seconds"] = m["train_seconds"]
     runs = pd.DataFrame([{k: v for k, v in e.items() if k != "singular_values"} for e in evals])
@@ -195,7 +196,19 @@ def run_assemble(inputs, digits: dict, tau: float, output, elbow_fn=None) -> pd.
         ["pairing", "D"], key=lambda c: c.map(order) if c.name == "pairing" else c
     )
     elbows = elbow_table(sweep, digits["elbow_fraction"], elbow_fn)
-    verdicts = verdict_table(sweep, elbows)
+    conv = convergence_cells(metrics, runs, tau)
+    sat = saturation_rows(runs)
+    verdicts = saturation_verdicts(runs, sat, conv).merge(
+        verdict_table(sweep, elbows)[["pairing", "verdict"]].rename(
+            columns={"verdict": "verdict_elbow_rule"}
+        ),
+        on="pairing",
+    )
+    elbows = elbows.merge(
+        sat, on=["pairing", "K", "curve"], how="outer", sort=False, suffixes=("", "_sat")
+    )
+    elbows["predicted"] = elbows["predicted"].fillna(elbows.pop("predicted_sat"))
+    elbows = elbows.sort_values("pairing", key=lambda c: c.map(order), kind="stable")
     for r in verdicts.itertuples():
         log.info("pairing %s: %s", r.pairing, r.verdict)
     classes = pd.read_csv(inputs.classes)
@@ -214,11 +227,11 @@ def run_assemble(inputs, digits: dict, tau: float, output, elbow_fn=None) -> pd.
     write_csv(table1(classes, sweep, 10), output.table1)
     curve = curves(metrics)
     write_csv(curve, output.curves)
-    write_csv(convergence_table(curve), output.convergence)
+    extra = conv.drop(columns=["checkpoints", "best_checkpoint_mean"])
+    write_csv(convergence_table(curve).merge(extra, on=["pairing", "D"]), output.convergence)
     write_csv(sv, output.singular_values)
     write_csv(halves_cancorr(data), output.cancorr)
-    with atomic_path(output.examples) as tmp, open(tmp, "wb") as fh:
-        np.savez(fh, **examples(data, digits))
+    save_npz(output.examples, examples(data, digits))
     return verdicts
 
 

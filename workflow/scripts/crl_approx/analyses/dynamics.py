@@ -11,7 +11,7 @@ evaluation quadrature:
   coefficient m_i = ⟨s/τ, ψ_i ⊗ φ̃_i⟩ / (√λ_i ‖φ̃_i‖²) (1 at the optimum);
 * acquisition: per direction the first recorded step at which m_i reaches
   ``coefficient_fraction`` of its final value (directions whose final m_i is below
-  ``learned_min`` are not learned and left out), and Spearman's ρ of that step with i;
+  ``learned_min`` are not learned and rank last), and Spearman's ρ of that step with i;
 * excess explained, at ``decompose_steps`` and the final checkpoint: the excess L(s) − L* beside the
   best excess of a re-weighting f(x)ᵀ B g(y) of the same features, and the rank-D floor: the gap
   above the floor splits into "aligned but mis-scaled" (excess − re-weighted) and "not yet aligned"
@@ -22,13 +22,13 @@ Verdicts of the two pre-registered predictions (config ``dynamics``) per objecti
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ..integrity import load_json, load_npz, same_job
 from ..models.gmm import GaussianMixture
 from ..numerics.alignment import (
     acquisition_steps,
@@ -39,6 +39,8 @@ from ..numerics.alignment import (
 )
 from ..numerics.floor import rank_d_floor, recombination_excess
 from ..numerics.spectrum import infonce_loss, operator_spectrum
+from ..numerics.tiers import CLOSE_TOLERANCE
+from .convergence import cell_convergence, gate
 
 log = logging.getLogger(__name__)
 
@@ -120,17 +122,24 @@ def acquisition(run: pd.DataFrame, dyn: dict) -> dict:
     return {
         "n_learned": int(learned.sum()),
         "steps_coefficient": t_coef,
-        "rho_coefficient": order_correlation(t_coef[learned]),
+        # never-learned directions rank last (inf), as order_correlation documents: leaving them
+        # out would count ψ_7, ψ_8 learned after a never-learned ψ_4 as in order (issue 26)
+        "rho_coefficient": order_correlation(np.where(learned, t_coef, np.inf)),
         "steps_capture": t_cap,
         "rho_capture": order_correlation(t_cap),
     }
 
 
-def alignment_verdict(d: int, resolvable: int, f_min: float, g_min: float, tol: float):
+def alignment_verdict(d, resolvable, f_min, g_min, tol, captures=None):
     """Prediction 1: the final smallest squared cosines reach 1 − tol when every direction of D
-    is resolvable."""
+    is resolvable. When only ``resolvable`` < D are, and ``captures`` (the final subspace
+    captures ‖P_f ψ_i‖², ‖P_g φ_i‖² of those directions, seed means) is given, those directions
+    decide: a capture below 1 − tol fails (issue 26, finding 9); else inconclusive."""
     if d > resolvable:
-        return "inconclusive", f"only {resolvable} of the {d} directions have λ_i ≥ the excess"
+        why = f"only {resolvable} of the {d} directions have λ_i ≥ the excess"
+        if captures is not None and len(captures) and min(captures) < 1 - tol:
+            return "fails", f"{why}; their smallest capture {min(captures):.3f} vs {1 - tol:.2f}"
+        return "inconclusive", why
     worst = min(f_min, g_min)
     verdict = "holds" if worst >= 1 - tol else "fails"
     return verdict, f"smallest cos² {worst:.3f} vs {1 - tol:.2f}"
@@ -154,17 +163,22 @@ def _steps_text(steps) -> str:
 
 
 def strictly_ordered(steps) -> bool:
-    """True when the learned directions (finite steps, in the order i = 1..D) are acquired at
-    strictly increasing steps: a tie or any inversion makes it False (the run-level fact that a
-    mean ρ ≥ ``rho_holds`` can hide)."""
+    """True when the directions (in the order i = 1..D) are acquired at strictly increasing steps,
+    never-learned ones (NaN, inf) ranking last: a tie, any inversion, or a learned direction
+    after a never-learned one makes it False (the run-level fact that a mean ρ ≥ ``rho_holds``
+    can hide). At least two learned directions are needed to observe an order."""
     t = np.asarray(steps, float)
-    t = t[np.isfinite(t)]
-    return bool(t.size >= 2 and np.all(np.diff(t) > 0))
+    learned = np.isfinite(t)
+    if learned.sum() < 2 or (learned[1:] & ~learned[:-1]).any():
+        return False
+    return bool(np.all(np.diff(t[learned]) > 0))
 
 
-def summary_table(rows: pd.DataFrame, spec, dyn: dict, floors: dict) -> pd.DataFrame:
+def summary_table(rows, spec, dyn: dict, floors: dict, histories=None) -> pd.DataFrame:
     """One row per (objective, D): final alignment, acquisition order, decomposition, verdicts;
-    ``floors[D]`` the alignment of the rank-D floor's own optimum with the eigenfunctions."""
+    ``floors[D]`` the alignment of the rank-D floor's own optimum with the eigenfunctions;
+    ``histories[(objective, D)]`` the runs' validation losses per epoch (the convergence gate:
+    the last-fifth drop against CLOSE_TOLERANCE × the final excess, which sets resolvability)."""
     lam = spec.eigenvalues
     out = []
     for (objective, d), cell in rows.groupby(["objective", "D"], sort=True):
@@ -174,9 +188,20 @@ def summary_table(rows: pd.DataFrame, spec, dyn: dict, floors: dict) -> pd.DataF
         excess = float(final["excess_risk"].mean())
         resolvable = int((lam >= excess).sum())
         f_min, g_min = float(final["f_min_cos2"].mean()), float(final["g_min_cos2"].mean())
-        align = alignment_verdict(d, resolvable, f_min, g_min, dyn["alignment_tol"])
+        caps = last[last["direction"] <= resolvable].groupby("direction")
+        captures = np.minimum(caps["f_capture"].mean(), caps["g_capture"].mean()).to_numpy()
+        align = alignment_verdict(d, resolvable, f_min, g_min, dyn["alignment_tol"], captures)
+        conv = (
+            cell_convergence(histories[(objective, d)], CLOSE_TOLERANCE * excess)
+            if histories
+            else None
+        )
+        if conv is not None:
+            align = (gate(align[0], conv["converged"]), align[1])
         rhos = [a["rho_coefficient"] for a in acq]
         order = order_verdict(d, rhos, dyn["rho_holds"])
+        if conv is not None:
+            order = (gate(order[0], conv["converged"]), order[1])
         gap = final["excess_risk"] - final["floor_excess"]
         misscaled = final["excess_risk"] - final["refit_excess"]
         out.append(
@@ -219,6 +244,9 @@ def summary_table(rows: pd.DataFrame, spec, dyn: dict, floors: dict) -> pd.DataF
                 else np.nan,
                 "final_gap_to_floor": float(gap.mean()),
                 "final_misscaled_share": float((misscaled / gap).mean()),
+                "converged": np.nan if conv is None else conv["converged"],
+                "best_checkpoint_mean": np.nan if conv is None else conv["best_checkpoint_mean"],
+                "drop_over_effect": np.nan if conv is None else conv["drop_over_effect"],
                 "alignment_verdict": align[0],
                 "alignment_reason": align[1],
                 "order_verdict": order[0],
@@ -236,11 +264,14 @@ def run(gmm: dict, tau: float, dyn: dict, metric_paths, ckpt_paths, output):
     l_star = infonce_loss(spec, tau * spec.pmi, tau)
     q, optima, floors = spec.quad, {}, {}
     ckpts = {Path(p).parent: p for p in ckpt_paths}  # pair each run's files by their folder
-    rows = []
+    rows, histories = [], {}
     for metrics_path in metric_paths:
-        with open(metrics_path, encoding="utf-8") as fh:
-            run_meta = json.load(fh)
-        ck = dict(np.load(ckpts[Path(metrics_path).parent]))
+        run_meta, rec = load_json(metrics_path, with_record=True)
+        ck_path = ckpts[Path(metrics_path).parent]
+        ck, ck_rec = load_npz(ck_path, with_record=True)
+        same_job([(metrics_path, rec), (ck_path, ck_rec)])
+        key = (run_meta["objective"], run_meta["D"])
+        histories.setdefault(key, []).append([h["val_loss"] for h in run_meta["history"]])
         if not np.array_equal(ck["x_nodes"], spec.quad.x):
             raise ValueError(f"{metrics_path}: checkpoints on another quadrature")
         d = run_meta["D"]
@@ -252,7 +283,7 @@ def run(gmm: dict, tau: float, dyn: dict, metric_paths, ckpt_paths, output):
             }
         rows += run_rows(spec, tau, l_star, optima[d], run_meta, ck, set(dyn["decompose_steps"]))
     rows = pd.DataFrame(rows)
-    table = summary_table(rows, spec, dyn, floors)
+    table = summary_table(rows, spec, dyn, floors, histories)
     log.info("dynamics:\n%s", table.to_string(index=False))
     write_csv(rows, output.steps)
     write_csv(table, output.table)

@@ -11,13 +11,13 @@ step at which it reaches 1 − ``alignment_tol``, and the verdict.
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ..integrity import load_json, load_npz, same_job
 from ..models.lcgm import LatentClassModel
 from ..numerics.alignment import inside_fraction, subspace_alignment, whitened_basis
 from .dynamics import checkpoint_series
@@ -115,13 +115,14 @@ def run(lcgm: dict, train: dict, tol: float, metric_paths, ckpt_paths, pairs_pat
     per_epoch = lcgm["n_train"] // train["batch_size"]
     rows, ranks, targets = [], {}, {}
     for metrics_path in metric_paths:
-        with open(metrics_path, encoding="utf-8") as fh:
-            meta = json.load(fh)
+        meta, rec = load_json(metrics_path, with_record=True)
         seed = meta["seed"]
-        ck = dict(np.load(ckpts[Path(metrics_path).parent]))
+        ck_path = ckpts[Path(metrics_path).parent]
+        ck, ck_rec = load_npz(ck_path, with_record=True)
+        same_job([(metrics_path, rec), (ck_path, ck_rec)])
         if seed not in targets:
-            with np.load(pairs[seed]) as p:
-                x, y = p["x_val"], p["y_val"]
+            p = load_npz(pairs[seed])
+            x, y = p["x_val"], p["y_val"]
             rows_used = ck["x_val_rows"]
             post = np.exp(model.log_post_x(x[rows_used]))
             targets[seed] = (post, model.log_ratio_y(y[rows_used]))

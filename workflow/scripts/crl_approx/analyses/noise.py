@@ -23,7 +23,6 @@ C_A, C_B by quadrature.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 
@@ -232,9 +231,10 @@ def run_assemble(count_paths, datasets, gmm: dict, noise: dict, paper_path, outp
 
     paper = load_paper_values(paper_path, {"gmm": gmm})["noise"]
     records = []
+    from ..integrity import load_json
+
     for path in count_paths:
-        with open(path, encoding="utf-8") as fh:
-            records.append(json.load(fh))
+        records.append(load_json(path))
     rows, curve_tables = [], []
     for dataset in datasets:
         mine = sorted((r for r in records if r["dataset"] == dataset), key=lambda r: r["seed"])

@@ -9,7 +9,6 @@ orthonormal class directions (:func:`_projected_posteriors`), K normals per poin
 
 from __future__ import annotations
 
-import json
 import logging
 
 import numpy as np
@@ -109,7 +108,7 @@ def run(dataset: str, params: dict, noise: dict, seed: int, output) -> dict:
     only the counts #{|Δ| ≤ t} on the t grid (``noise`` holds scheme, n_samples, chunk and the
     grid keys); every fit, window and bootstrap is the assembly's, so changing them reruns no
     Monte Carlo."""
-    from ..runtime import atomic_path
+    from ..integrity import write_json
 
     model = _model(dataset, params)
     abs_delta = sample_abs_delta(
@@ -134,6 +133,5 @@ def run(dataset: str, params: dict, noise: dict, seed: int, output) -> dict:
         grid[len(grid) // 2],
         counts[len(grid) // 2] / noise["n_samples"],
     )
-    with atomic_path(output.counts) as tmp:
-        tmp.write_text(json.dumps(record, indent=1) + "\n")
+    write_json(output.counts, record, indent=1)
     return record

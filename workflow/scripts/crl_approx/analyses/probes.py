@@ -5,7 +5,6 @@ module reads it and the trained towers, never the other way round."""
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 
@@ -166,14 +165,14 @@ def run_probe(lcgm: dict, tau: float, dim: int, seeds, model_paths, pairs_paths,
     """The ``probe_lcgm`` rule, for every seed of one D: probes and held-out excess of each trained
     model, plus the learned features of the first ``lcgm.n_feature_plot`` probe-test points (for
     the 2-D view). One job per D: the model and imports are loaded once, not once per seed."""
-    from ..runtime import atomic_path
+    from .. import integrity
     from ..training.towers import load_model
 
     model = LatentClassModel.from_config(lcgm)
     n_plot = lcgm["n_feature_plot"]
     out = []
     for i, seed in enumerate(seeds):
-        data = dict(np.load(pairs_paths[i]))
+        data = integrity.load_npz(pairs_paths[i])
         feats = features(load_model(model_paths[i]), data)
         metrics = {
             "D": dim,
@@ -188,15 +187,15 @@ def run_probe(lcgm: dict, tau: float, dim: int, seeds, model_paths, pairs_paths,
             metrics["cc_capture_g"],
             metrics["heldout_excess"],
         )
-        with atomic_path(output.features[i]) as tmp, open(tmp, "wb") as fh:
-            np.savez(
-                fh,
-                f=feats["f_test"][:n_plot],
-                g=feats["g_test"][:n_plot],
-                z=data["z_test"][:n_plot],
-            )
-        with atomic_path(output.probes[i]) as tmp:
-            tmp.write_text(json.dumps(metrics, indent=1, allow_nan=False) + "\n")
+        integrity.save_npz(
+            output.features[i],
+            {
+                "f": feats["f_test"][:n_plot],
+                "g": feats["g_test"][:n_plot],
+                "z": data["z_test"][:n_plot],
+            },
+        )
+        integrity.write_json(output.probes[i], metrics, indent=1, allow_nan=False)
         out.append(metrics)
     return out
 
@@ -205,10 +204,11 @@ def probe_runs(probe_paths, metric_paths) -> pd.DataFrame:
     """One row per (D, seed): probe metrics joined with the training run's metrics."""
 
     def frame(paths, keep):
+        from ..integrity import load_json
+
         rows = []
         for path in paths:
-            with open(path, encoding="utf-8") as fh:
-                rows.append({k: v for k, v in json.load(fh).items() if keep(k, v)})
+            rows.append({k: v for k, v in load_json(path).items() if keep(k, v)})
         return pd.DataFrame(rows)
 
     train_keys = ("D", "seed", "score", "final_val_loss", "train_seconds")
@@ -232,11 +232,34 @@ def probe_table(runs: pd.DataFrame, paper: dict, k: int) -> pd.DataFrame:
     return out
 
 
-def elbow_table(table: pd.DataFrame, fraction: float, k: int) -> pd.DataFrame:
+def elbow_table(table, fraction: float, k: int, runs=None, histories=None) -> pd.DataFrame:
+    """Per curve: the elbow rule's D (Experiment 3's rule, as written) and, with the per-seed
+    ``runs``, the noise-aware saturation rule's (:mod:`..numerics.saturation`, 2026-12-01) and its
+    verdict against {K − 1, K}, gated by convergence (``histories[D]``: the validation losses of
+    each seed's run; the last-fifth drop against CLOSE_TOLERANCE × the held-out excess at D)."""
+    from ..numerics.saturation import consistent, from_runs
+    from ..numerics.tiers import CLOSE_TOLERANCE
+    from .convergence import cell_convergence, gate
+
+    converged = None
+    if histories:
+        excess = table.set_index("D")["heldout_excess_mean"]
+        cells = [cell_convergence(h, CLOSE_TOLERANCE * excess[d]) for d, h in histories.items()]
+        converged = all(c["converged"] for c in cells)
     rows = []
     for curve, increasing, log_scale in ELBOW_CURVES:
         q = table[f"{curve}_mean"]
         at = elbow(table["D"], q, fraction, increasing, log_scale)
+        sat = {}
+        if runs is not None:
+            r = from_runs(runs, curve, increasing)
+            verdict = consistent(r, {k - 1, k})
+            sat = {
+                "saturation": r.label,
+                "saturation_status": r.status,
+                "saturation_verdict": verdict if converged is None else gate(verdict, converged),
+                "converged": converged,
+            }
         rows.append(
             {
                 "curve": curve,
@@ -248,6 +271,7 @@ def elbow_table(table: pd.DataFrame, fraction: float, k: int) -> pd.DataFrame:
                 "q_max": q.max(),
                 "K": k,
             }
+            | sat
         )
     return pd.DataFrame(rows)
 
@@ -261,9 +285,15 @@ def run_assemble(
 
     runs = probe_runs(probe_paths, metric_paths)
     table = probe_table(runs, load_paper_values(paper_path, setting)["lcgm"], lcgm["K"])
-    elbows = elbow_table(table, lcgm["elbow_fraction"], lcgm["K"])
+    from ..integrity import load_json
+
+    histories = {}
+    for path in metric_paths:
+        m = load_json(path)
+        histories.setdefault(m["D"], []).append([h["val_loss"] for h in m["history"]])
+    elbows = elbow_table(table, lcgm["elbow_fraction"], lcgm["K"], runs, histories)
     for row in elbows.itertuples():
-        log.info("elbow of %s: D = %d (K = %d)", row.curve, row.elbow_D, row.K)
+        log.info("elbow of %s: D = %s (K = %d)", row.curve, row.elbow_D, row.K)
     write_csv(runs, output.runs)
     write_csv(table, output.table)
     write_csv(elbows, output.elbow)

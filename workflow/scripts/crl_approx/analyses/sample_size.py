@@ -28,13 +28,13 @@ Student-t interval; ``n_seeds`` = seeds with a finite estimate):
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 
 import numpy as np
 import pandas as pd
 
+from ..integrity import load_json
 from ..numerics import tiers
 from ..runtime import write_csv
 from ..training.budget import pair_counts
@@ -61,8 +61,7 @@ def load_runs(cells, paths, seeds, batch_size: int, budget: int) -> pd.DataFrame
     rows = []
     for i, path in enumerate(paths):
         pool, mult, lr, dim = cells[i // len(seeds)]
-        with open(path, encoding="utf-8") as fh:
-            m = json.load(fh)
+        m = load_json(path)
         if int(m["D"]) != int(dim) or int(m["seed"]) != int(seeds[i % len(seeds)]):
             raise ValueError(f"{path} holds D={m['D']} seed={m['seed']}, not D={dim}")
         steps = int(m["steps"])

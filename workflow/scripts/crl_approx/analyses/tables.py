@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 
 import numpy as np
@@ -26,10 +25,11 @@ MLP_METRICS = ("mlp_l2_distance", "mlp_excess_risk")
 
 def load_runs(paths) -> pd.DataFrame:
     """One row per training run (its metrics JSON without the per-epoch history)."""
+    from ..integrity import load_json
+
     rows = []
     for path in paths:
-        with open(path, encoding="utf-8") as fh:
-            metrics = json.load(fh)
+        metrics = load_json(path)
         metrics.pop("history", None)
         rows.append(metrics)
     return pd.DataFrame(rows).sort_values(["objective", "D", "seed"], ignore_index=True)

@@ -8,6 +8,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from ..integrity import load_npz
 from .style import STYLE, _mean_sd, _save
 
 #: one colour per pairing (groupings in config order, then the halves)
@@ -135,7 +136,7 @@ def plot_digits(inputs, path) -> None:
     elbows = pd.read_csv(inputs.elbow)
     classes = pd.read_csv(inputs.classes)
     sv = pd.read_csv(inputs.singular_values)
-    ex = np.load(inputs.examples)
+    ex = load_npz(inputs.examples)
     with plt.rc_context(STYLE):
         fig, axes = plt.subplots(2, 2, figsize=(11.0, 8.0))
         _panel_excess(axes[0, 0], sweep, elbows)

@@ -7,6 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from ..integrity import load_npz
 from .style import COLORS, STYLE, _dim_axis, _mean_sd, _read_json, _save
 
 
@@ -88,7 +89,7 @@ def plot_lcgm_features(feature_paths, dims, path) -> None:
     with plt.rc_context(STYLE):
         fig, axes = plt.subplots(1, len(dims), figsize=(4.6 * len(dims), 4.2), squeeze=False)
         for ax, d, fpath in zip(axes[0], dims, feature_paths, strict=True):
-            data = np.load(fpath)
+            data = load_npz(fpath)
             f, z = data["f"], data["z"]
             if f.shape[1] > 2:
                 centred = f - f.mean(0)

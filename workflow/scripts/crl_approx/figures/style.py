@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from ..integrity import load_json
 from ..runtime import atomic_path
 
 STYLE = {
@@ -33,11 +32,7 @@ def _save(fig, path) -> None:
 
 
 def _read_json(paths) -> list[dict]:
-    out = []
-    for path in paths:
-        with open(path, encoding="utf-8") as fh:
-            out.append(json.load(fh))
-    return out
+    return [load_json(path) for path in paths]
 
 
 def _mean_sd(ax, x, table, mean_col, sd_col, fmt, **kw) -> None:

@@ -6,7 +6,7 @@ import logging
 
 import numpy as np
 
-from ..runtime import atomic_path
+from .. import integrity
 from .gmm import GaussianMixture
 from .rng import STREAM_FIT, STREAM_FRESH, STREAM_TEST, STREAM_TRAIN, STREAM_VAL, stream
 
@@ -60,8 +60,7 @@ def lcgm_pairs(lcgm: dict, seed: int) -> dict[str, np.ndarray]:
 
 
 def save_npz(arrays: dict, path) -> None:
-    with atomic_path(path) as tmp, open(tmp, "wb") as fh:
-        np.savez(fh, **arrays)
+    integrity.save_npz(path, arrays)
 
 
 def run(dataset: str, params: dict, seed: int, output) -> None:

@@ -135,7 +135,7 @@ def sample_class_pairs(classes, prior, chan, n: int, rng) -> dict[str, np.ndarra
 # --- the rule -------------------------------------------------------------------------------------
 def run(digits: dict, output) -> dict:
     """The ``make_digits`` rule: standardised images, raw pixels, digit labels and split codes."""
-    from ..runtime import atomic_path
+    from ..integrity import save_npz
 
     pixels, labels = load_images()
     codes = split_codes(
@@ -143,6 +143,5 @@ def run(digits: dict, output) -> dict:
     )
     images = standardise(pixels, codes)
     counts = {s: int((codes == i).sum()) for i, s in enumerate(SPLITS)}
-    with atomic_path(output.images) as tmp, open(tmp, "wb") as fh:
-        np.savez(fh, images=images, pixels=pixels, labels=labels, codes=codes)
+    save_npz(output.images, {"images": images, "pixels": pixels, "labels": labels, "codes": codes})
     return counts

@@ -14,7 +14,6 @@ T has rank exactly K (:func:`rank_check` shows it on samples).
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 
@@ -139,6 +138,26 @@ def rank_check(model: LatentClassModel, x: np.ndarray, y: np.ndarray) -> dict[st
     return out
 
 
+def g_span_check(model: LatentClassModel, x: np.ndarray, y: np.ndarray) -> dict:
+    """How far the log-ratio span (prediction 3's g target) is from the g-span of the optimum:
+    the squared principal cosines between span{log p(z=k|y_j)/π_k} and the top-K right singular
+    vectors (functions of y on the sample) of the x-centred PMI kernel, both centred over the
+    sample (issue 26, finding 3)."""
+    pmi = model.pmi(x, y)
+    _, _, vt = np.linalg.svd(pmi - pmi.mean(1, keepdims=True), full_matrices=False)
+    k = model.K
+
+    def basis(m):
+        q, _ = np.linalg.qr(m - m.mean(0))
+        return q
+
+    target = basis(model.log_ratio_y(y))
+    cos = np.linalg.svd(basis(vt[:k].T).T @ target, compute_uv=False)
+    cos2 = np.zeros(target.shape[1])  # a target direction the span misses counts as 0
+    cos2[: cos.size] = np.clip(cos, 0.0, 1.0)[: target.shape[1]] ** 2
+    return {"g_span_min_cos2": float(cos2.min()), "g_span_mean_cos2": float(cos2.mean())}
+
+
 def numerical_rank(sv: np.ndarray, rel_tol: float) -> int:
     """Singular values above ``rel_tol`` (relative to the largest)."""
     return int(np.sum(sv > rel_tol))
@@ -172,14 +191,14 @@ def design_summary(model: LatentClassModel, x, y, z, rank_x, rank_y, rel_tol: fl
         "pmi_xcentred_s_K": float(sv["pmi_xcentred"][k - 1]),
         "pmi_xcentred_s_K+1": float(sv["pmi_xcentred"][k]),
         "singular_values": {name: v[: 2 * k + 2].tolist() for name, v in sv.items()},
-    }
+    } | g_span_check(model, rank_x, rank_y)
 
 
 # --- rules ----------------------------------------------------------------------------------------
 def run_design(lcgm: dict, output) -> dict:
     """The ``check_lcgm_design`` rule: anchor cleanliness, Bayes accuracies and the rank-K check
     on a sample drawn from the design seed (not from a training seed)."""
-    from ..runtime import atomic_path
+    from ..integrity import write_json
 
     model = LatentClassModel.from_config(lcgm)
     x, y, z = model.sample(lcgm["n_probe_test"], stream(lcgm["design_seed"], 103))
@@ -190,6 +209,5 @@ def run_design(lcgm: dict, output) -> dict:
     for key, value in summary.items():
         if key != "singular_values":
             log.info("%s: %s", key, value)
-    with atomic_path(output.design) as tmp:
-        tmp.write_text(json.dumps(summary, indent=1) + "\n")
+    write_json(output.design, summary, indent=1)
     return summary

@@ -10,6 +10,7 @@ shares.
 - ``theory``: Table 2's encoder sizes (``sizes``).
 - ``stats``: mean and sd over seeds (``summarise``).
 - ``tiers``: the one tier system of every verdict against the paper (scale, bounded, interval).
+- ``saturation``: the one noise-aware saturation rule of every D sweep (per-seed, paired t).
 - ``powerlaw``: power-law fits with residuals, local exponents, t intervals over seeds.
 
 Imports ``models`` (and ``config``/``runtime``); never training, analyses or presentation.

@@ -83,28 +83,38 @@ def summary_lines(ctx: dict, src, line) -> list[dict]:
     out = []
     for v in ctx["verdicts"]:
         mine = [e for e in ctx["elbows"] if e["pairing"] == v["pairing"]]
-        ours = "; ".join(f"{e['curve']} elbow D = {e['elbow_D']}" for e in mine)
+        ours = "; ".join(
+            f"{e['curve'].replace('_', ' ')} saturates at D {e['saturation']}"
+            for e in mine
+            if isinstance(e.get("saturation"), str)
+        )
         if v["pairing"] == "halves":
-            item = "Experiment R, image halves: no saturation at D = 10 (pre-registered)"
-            predicted = "elbow > 10"
+            item = "Experiment R, image halves: no saturation at D ≤ 10 (pre-registered)"
+            predicted = "— (our prediction: saturation above D = 10)"
         else:
             k = v["K"]
             item = (
-                f"Experiment R, digits K = {k}: elbows at D ∈ {{K − 1, K}}, rank ≤ K "
-                "(pre-registered)"
+                f"Experiment R, digits K = {k}: saturation at D ∈ {{K − 1, K}} and effective "
+                "rank ≤ K (pre-registered)"
             )
-            predicted = f"D ∈ {{{k - 1}, {k}}}"
-            ours += f"; max eff. rank above K = {v['max_effective_rank_above_K']:.2f}"
-        ok = v["verdict"] == "holds"
+            predicted = f"— (our prediction: D ∈ {{{k - 1}, {k}}})"
+            ours += (
+                f"; largest effective rank (entropy of s) at D > K: "
+                f"{v['max_effective_rank_above_K']:.2f}"
+            )
+        ours += f"; runs converged in {v.get('cells_converged', '?')} cells"
+        verdict = v["verdict"]
+        css = {"holds": "match", "fails": "differs"}.get(verdict, "order")
         out.append(
             line(
                 item,
                 ours,
                 predicted,
-                v["verdict"],
-                "match" if ok else "differs",
+                f"{verdict} (saturation rule of 2026-12-01; pre-registered elbow rule: "
+                f"{v.get('verdict_elbow_rule', verdict)})",
+                css,
                 "digits",
-                src("digits_verdicts", "verdict, elbow_*", pairing=v["pairing"]),
+                src("digits_verdicts", "verdict, verdict_elbow_rule", pairing=v["pairing"]),
                 src.derived("the prediction registered in config/config.yaml, section digits"),
             )
         )
@@ -144,6 +154,20 @@ class RunTables:
         ratios = mean[:-1] / mean[1:]
         order = np.argsort(ratios)[::-1]
         return {"D": d, "i": int(order[0]) + 1, "ratio": ratios[order[0]], "next": ratios[order[1]]}
+
+    @staticmethod
+    def rule() -> dict:
+        """The saturation rule's and the convergence gate's constants, for the block's text."""
+        from ..analyses.convergence import CONVERGED_SHARE
+        from ..numerics.saturation import RULE_DATE
+        from ..numerics.tiers import CLOSE_TOLERANCE, SEED_LEVEL
+
+        return {
+            "date": RULE_DATE,
+            "level": SEED_LEVEL,
+            "tolerance": CLOSE_TOLERANCE,
+            "share": CONVERGED_SHARE,
+        }
 
     def job_times(self) -> dict:
         times = self._job_times(self.results.parent / "benchmarks")

@@ -8,6 +8,7 @@ import math
 
 import pandas as pd
 
+from ..integrity import FIELD
 from ..numerics import tiers
 from ..numerics.theory import FORMULAS
 from .verdicts import fmt, fmt_sd, mean_sd
@@ -24,12 +25,21 @@ def _elbow(elbows: pd.DataFrame, curve: str):
     return None if pd.isna(value) else int(value)
 
 
+def _saturation(elbows: pd.DataFrame, curve: str) -> dict | None:
+    """A curve's saturation point, status and convergence, where the table has them."""
+    if "saturation" not in elbows:
+        return None
+    r = elbows.set_index("curve").loc[curve]
+    return {"label": r["saturation"], "status": r["saturation_status"], "converged": r["converged"]}
+
+
 def lcgm_context(table_csv, elbow_csv, design_json, paper: dict) -> dict:
     """The LCGM section: design check, probe rows per D, the paper's R² at D = K, elbows."""
     t = pd.read_csv(table_csv)
     elbows = pd.read_csv(elbow_csv)
     with open(design_json, encoding="utf-8") as fh:
         design = json.load(fh)
+    design.pop(FIELD, None)  # its provenance (the readme reads results from anywhere)
 
     def pm(r, col, f="{:.4f}"):
         return mean_sd(_num(r, f"{col}_mean"), _num(r, f"{col}_sd"), f.format)
@@ -72,6 +82,8 @@ def lcgm_context(table_csv, elbow_csv, design_json, paper: dict) -> dict:
         "elbows": elbows.to_dict("records"),
         "elbow": _elbow(elbows, "alignment_quality"),
         "excess_elbow": _elbow(elbows, "heldout_excess"),
+        # the saturation rule of 2026-12-01 (absent from tables written before it)
+        "saturation": _saturation(elbows, "alignment_quality"),
         "K": int(design["K"]),
         "paper_K": paper["K"],
         "design": design,

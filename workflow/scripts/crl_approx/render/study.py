@@ -22,6 +22,20 @@ def _multiple(x) -> str:
     return "never (∞)" if math.isinf(x) else f"{x:.3g}×"
 
 
+def _budget(value, lo, hi) -> str:
+    """The extrapolated budget multiple, or "not resolved" when its interval reaches below 1×
+    (the measured excess is above the band, so a budget under 1× contradicts it) or is wider than
+    the tiers' tolerance allows (:func:`..numerics.tiers.interval_tier`: a wide interval contains
+    anything; issue 26, finding 8)."""
+    from ..numerics.tiers import CLOSE_TOLERANCE
+
+    if not (math.isfinite(value) and math.isfinite(lo) and math.isfinite(hi)):
+        return _multiple(value)
+    if lo < 1 or (hi - lo) / 2 > CLOSE_TOLERANCE * value:
+        return f"not resolved ({_multiple(value)}, interval too wide)"
+    return _multiple(value)
+
+
 def _lack(f) -> str:
     """The fit's check: residual rms in log y (with its degrees of freedom) and the shape test."""
     parts = []
@@ -121,7 +135,10 @@ def context(table_csv, fits_csv, default_objective: str) -> dict:
                 "lack": _lack(f),
                 "theory": f["theory_verdict"],
                 "points": f"{int(f['n_points'])}{extra}{seeds}",
-                "budget": _multiple(f["budget_to_band"]) + reach
+                "budget": _budget(
+                    f["budget_to_band"], f["budget_to_band_lo"], f["budget_to_band_hi"]
+                )
+                + reach
                 if math.isfinite(f["reach_target"])
                 else "",
                 "budget_ci": _interval(f["budget_to_band_lo"], f["budget_to_band_hi"])

@@ -11,7 +11,6 @@ analysis's log-spaced steps) f and g are also saved after those optimiser steps:
 
 from __future__ import annotations
 
-import json
 import logging
 import platform
 import time
@@ -19,6 +18,7 @@ import time
 import numpy as np
 import torch
 
+from ..integrity import load_npz_group
 from .loops import (
     check_losses,
     configure_threads,
@@ -209,15 +209,18 @@ def train_lcgm(lcgm, train, tau, dim, seeds, threads, pairs, device="auto", earl
 def write_outputs(model, metrics: list, checkpoints: list, output, meta: dict) -> None:
     """Each seed's model, checkpoints and metrics, each file written atomically (metrics last);
     nothing is written before every seed's metrics are known to be valid JSON."""
+    from .. import integrity
     from ..runtime import atomic_path
     from .towers import save_replica
 
-    texts = [json.dumps(m, indent=1, allow_nan=False) + "\n" for m in metrics]  # refuses NaN
+    texts = [  # refuses NaN
+        integrity.dumps_json(output.metrics[r], m, indent=1, allow_nan=False)
+        for r, m in enumerate(metrics)
+    ]
     for r, text in enumerate(texts):
         with atomic_path(output.model[r]) as tmp:
-            save_replica(model, r, meta, tmp)
-        with atomic_path(output.checkpoints[r]) as tmp, open(tmp, "wb") as fh:
-            np.savez(fh, **checkpoints[r])
+            save_replica(model, r, meta, tmp, output.model[r])
+        integrity.save_npz(output.checkpoints[r], checkpoints[r])
         with atomic_path(output.metrics[r]) as tmp:
             tmp.write_text(text)
 
@@ -229,7 +232,7 @@ def run(
     ``data`` is the dataset's config section, ``pairs_paths`` one file per seed (or none),
     ``early_steps`` the optimiser steps after which f and g are also saved."""
 
-    pairs = [dict(np.load(p)) for p in pairs_paths] if pairs_paths else None
+    pairs = load_npz_group(pairs_paths) if pairs_paths else None
     if dataset == "gmm":
         model, metrics, ckpts = train_gmm(
             data, train, tau, dim, seeds, objective, threads, pairs, early_steps=early_steps
@@ -278,7 +281,7 @@ def run_sample_size(data, train, tau, dim, seeds, pool, steps, threads, pairs_pa
     if fresh:
         pairs = [gmm_pairs(data, seed, splits=("val",)) for seed in seeds]
     else:
-        pairs = [dict(np.load(p)) for p in pairs_paths]
+        pairs = load_npz_group(pairs_paths)
     model, metrics, ckpts = train_gmm(
         data, train, tau, dim, seeds, "samples", threads, pairs, steps=steps, fresh=fresh
     )

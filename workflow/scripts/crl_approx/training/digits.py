@@ -11,7 +11,6 @@ validation loss (early stopping), so no model file is needed.
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 
@@ -77,12 +76,13 @@ def run(digits, train, tau, pairing, dim, seeds, threads, images_path, output, d
     metrics.json (the validation loss per checkpoint) and checkpoints.npz (f, g on every image)."""
     import torch
 
+    from .. import integrity
     from ..runtime import atomic_path
     from .cells import _Recorder
     from .loops import configure_threads, fit_pairs, select_device
     from .towers import build_model
 
-    data = np.load(images_path)
+    data = integrity.load_npz(images_path)
     images, labels, codes = data["images"], data["labels"], data["codes"]
     dev = select_device(device)
     configure_threads(threads, dev)
@@ -103,12 +103,11 @@ def run(digits, train, tau, pairing, dim, seeds, threads, images_path, output, d
     for r in range(len(seeds)):
         metrics = rec.metrics(r, "digits", "samples", dim, tau, steps, wall)
         metrics |= {"pairing": pairing, "n_train_pairs": int(pairs[r]["x_train"].shape[0])}
-        texts.append(json.dumps(metrics, indent=1, allow_nan=False) + "\n")
+        texts.append(integrity.dumps_json(output.metrics[r], metrics, indent=1, allow_nan=False))
         ck = rec.checkpoints(r)
         ckpts.append({k: v.astype(np.float32) if k != "epoch" else v for k, v in ck.items()})
     for r in range(len(seeds)):
-        with atomic_path(output.checkpoints[r]) as tmp, open(tmp, "wb") as fh:
-            np.savez(fh, **ckpts[r])
+        integrity.save_npz(output.checkpoints[r], ckpts[r])
         with atomic_path(output.metrics[r]) as tmp:
             tmp.write_text(texts[r])
     return texts

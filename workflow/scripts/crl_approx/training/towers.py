@@ -206,15 +206,21 @@ def model_meta(model: StackedTwoTower, dim, objective, train, tau) -> dict:
     }
 
 
-def save_replica(model: StackedTwoTower, r: int, meta: dict, path) -> None:
+def save_replica(model: StackedTwoTower, r: int, meta: dict, tmp, path) -> None:
+    """Replica ``r`` into ``tmp``, the atomic temporary of the output ``path`` (which its
+    provenance record names)."""
+    from ..integrity import save_torch
+
     one = model.replica(r)
     state = {k: v.detach().cpu() for k, v in one.state_dict().items()}
-    torch.save({"state_dict": state, "seed": one.seeds[0], **meta}, path)
+    save_torch(path, {"state_dict": state, "seed": one.seeds[0], **meta}, tmp)
 
 
 def load_model(path) -> StackedTwoTower:
     """One trained model (R = 1) from a ``model.pt`` written by the trainer."""
-    saved = torch.load(path, map_location="cpu", weights_only=True)
+    from ..integrity import load_torch
+
+    saved = load_torch(path)
     model = build_model([saved["seed"]], saved["d_x"], saved["d_y"], saved["dim"], saved["train"])
     model.load_state_dict(saved["state_dict"])
     return model.eval()

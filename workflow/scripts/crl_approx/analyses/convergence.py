@@ -1,0 +1,59 @@
+"""Convergence of trained runs, measured, for every verdict on trained models (issue 26): a miss on
+runs that had not converged is "unresolved: not converged", never "fails".
+
+Per run, from its validation loss per checkpoint (``metrics["history"]``):
+
+* the best checkpoint's position (1-based, of n);
+* the drop over the last fifth of training: the validation loss at the checkpoint that starts the
+  last fifth (checkpoint ⌈0.8·n⌉) minus the last one (> 0: still falling).
+
+Per cell (seed means), the drop is set against the *effect the verdict reads*: the saturation
+rule's tolerance at the cell (:data:`..numerics.tiers.CLOSE_TOLERANCE` times the value the verdict
+compares, in the validation loss's units: an InfoNCE excess or loss difference). The cell counts as
+converged when the drop is at most :data:`CONVERGED_SHARE` of that effect: more training could not
+move the value by the tolerance the verdict uses.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+#: a cell is converged when its last-fifth validation drop is at most this share of the effect
+CONVERGED_SHARE = 0.5
+NOT_CONVERGED = "unresolved: not converged"
+
+
+def run_convergence(val_losses) -> dict:
+    """Best checkpoint position (1-based), the number of checkpoints and the last-fifth drop."""
+    v = np.asarray(val_losses, float)
+    n = v.size
+    start = max(1, math.ceil(0.8 * n))  # 1-based checkpoint that opens the last fifth
+    return {
+        "checkpoints": n,
+        "best_checkpoint": int(np.argmin(v)) + 1,
+        "last_fifth_drop": float(v[start - 1] - v[-1]) if n > 1 else math.nan,
+    }
+
+
+def cell_convergence(histories, effect: float) -> dict:
+    """Seed means of :func:`run_convergence` over ``histories`` (one validation-loss list per
+    seed) against ``effect`` (> 0, the verdict's tolerance in loss units): the drop's ratio to
+    it and whether the cell converged."""
+    runs = [run_convergence(h) for h in histories]
+    drop = float(np.mean([r["last_fifth_drop"] for r in runs]))
+    ratio = drop / effect if effect > 0 else math.inf
+    return {
+        "best_checkpoint_mean": float(np.mean([r["best_checkpoint"] for r in runs])),
+        "checkpoints": runs[0]["checkpoints"],
+        "last_fifth_drop": drop,
+        "effect": effect,
+        "drop_over_effect": ratio,
+        "converged": bool(ratio <= CONVERGED_SHARE),
+    }
+
+
+def gate(verdict: str, converged: bool) -> str:
+    """A miss on runs that did not converge is not a failure: "unresolved: not converged"."""
+    return NOT_CONVERGED if verdict == "fails" and not converged else verdict
