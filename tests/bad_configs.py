@@ -119,7 +119,7 @@ BAD_CONFIGS = [
     ),
     (
         "digits_checkpoints_above_steps",
-        {"digits": {"checkpoints": 700, "halves_steps": 800}},
+        {"digits": {"steps": 600, "checkpoints": 700, "halves_steps": 800}},
         "digits.checkpoints",
     ),
     ("digits_batch_above_train_images", {"digits": {"batch_size": 2000}}, "digits.batch_size"),
