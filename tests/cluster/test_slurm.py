@@ -66,6 +66,26 @@ def slurm_profile(tmp_path: Path) -> Path:
     return out
 
 
+#: how the test names a submission of train_digits' group (sbatch's comment is
+#: rule_<group id>_<its rules>, the group id Snakemake's: the group's name or an id per instance)
+DIGITS_GROUP = "group of train_digits"
+
+
+def is_digits_group(comment: str) -> bool:
+    return "train_digits" in comment and not comment.startswith("rule_train_digits")
+
+
+def profile_settings() -> dict:
+    return yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
+
+
+def local_rules() -> set[str]:
+    """The workflow's localrules: directive (workflow/Snakefile)."""
+    text = (REPO / "workflow" / "Snakefile").read_text()
+    block = text.split("localrules:", 1)[1].split("\n\n", 1)[0]
+    return {name.strip() for name in block.replace("\n", " ").split(",") if name.strip()}
+
+
 def snakemake(work: Path, profile: Path, *args: str) -> subprocess.CompletedProcess:
     cmd = ["timeout", "-s", "INT", str(TIMEOUT), SNAKEMAKE, "-s", str(REPO / "Snakefile")]
     cmd += ["--directory", str(work), "--profile", str(profile), *args]
@@ -109,24 +129,40 @@ def test_workflow_runs_through_the_slurm_profile(tmp_path, smoke_run):
     assert proc.returncode == 0, proc.stdout[-5000:] + proc.stderr[-5000:]
     print(f"slurm smoke run: {wall:.0f} s")
 
-    # SLURM's own records: every job of the DAG but the `all` target went through sbatch
+    # SLURM's own records: every job of the DAG but the workflow's localrules went through sbatch,
+    # the train_digits cells in groups of group-components
     new = {k: v for k, v in slurm_jobs().items() if k not in before}
     rules = {}
     for job in new.values():
-        match = re.match(r"rule_([a-z0-9_]+?)(_wildcards_.*)?$", job.get("Comment", ""))
+        assert job["JobState"] == "COMPLETED", job
+        comment = job.get("Comment", "")
+        if is_digits_group(comment):
+            rules.setdefault(DIGITS_GROUP, []).append(job)
+            continue
+        match = re.match(r"rule_([a-z0-9_]+?)(_wildcards_.*)?$", comment)
         assert match, job
         rules.setdefault(match.group(1), []).append(job)
-        assert job["JobState"] == "COMPLETED", job
-    assert {r: len(j) for r, j in rules.items()} == SMOKE_JOBS
-    # the GPU request travelled with the training jobs only
-    training = ("train_encoder", "train_sample_size", "train_digits")
+    local = local_rules()
+    assert "plot_digits" in local and "train_digits" not in local
+    per_group = profile_settings()["group-components"]["digits_training"]
+    expected = {r: n for r, n in SMOKE_JOBS.items() if r not in local and r != "train_digits"}
+    expected[DIGITS_GROUP] = -(-SMOKE_JOBS["train_digits"] // per_group)
+    assert {r: len(j) for r, j in rules.items()} == expected
+    assert sum(expected.values()) < sum(SMOKE_JOBS.values()) - SMOKE_JOBS["train_digits"]
+    # the GPU request travelled with the training jobs only, one GPU per submission, groups too
+    training = ("train_encoder", "train_sample_size", DIGITS_GROUP)
     for job in [j for rule in training for j in rules[rule]]:
-        assert "gpu:1" in job.get("TresPerJob", ""), job
+        assert re.search(r"gpu[:=]1\b", job.get("TresPerJob", "")), job
         assert job["Partition"] == "main"
     for rule, jobs in rules.items():
         if rule not in training:
             for job in jobs:
                 assert "gpu" not in job.get("TresPerJob", "") + job.get("TRES", ""), job
+    # a group asks for its cells' runtimes one after another (SLURM's TimeLimit, h:mm:ss)
+    cell = 15  # minutes: profiles/slurm's set-resources of train_digits
+    limit = rules[DIGITS_GROUP][0]["TimeLimit"]
+    hours, minutes, _ = (int(x) for x in limit.split(":")) if limit.count(":") == 2 else (0, 0, 0)
+    assert hours * 60 + minutes == cell * min(per_group, SMOKE_JOBS["train_digits"]), limit
 
     # the same numbers as the local run of the same config
     ours = pd.read_csv(work / "results" / "tables" / "table1.csv")

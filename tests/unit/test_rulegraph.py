@@ -36,11 +36,11 @@ def test_the_committed_picture_shows_todays_rules():
 def test_a_new_rule_makes_the_picture_stale(tmp_path):
     """A copy of the workflow with one more rule feeding ``all``: its graph's signature is no
     longer the one stamped on the committed picture."""
-    for name in ("Snakefile", "workflow", "config", "profiles", "report"):
+    for name in ("Snakefile", "workflow", "config", "profiles", "report", "docs"):
         src = REPO / name
         copy = shutil.copytree if src.is_dir() else shutil.copy
         copy(src, tmp_path / name)
-    snakefile = tmp_path / "Snakefile"
+    snakefile = tmp_path / "workflow" / "Snakefile"
     text = snakefile.read_text()
     head = "    default_target: True\n    input:\n"
     extra = 'rule write_extra:\n    output:\n        "extra.txt",\n    log:\n        "x.log",\n'

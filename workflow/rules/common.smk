@@ -1,20 +1,62 @@
-# Shared helpers: config validation and repo paths (no rules in this file).
+# Shared helpers: config validation and the workflow's own paths (no rules in this file).
 import os
 import sys
 from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
+from snakemake.sourcecache import LocalSourceFile
 
-REPO = Path(workflow.basedir)
-sys.path.insert(0, str(REPO / "workflow" / "scripts"))
+#: this file's folder (workflow/rules) as Snakemake sees it: a local folder, or a git source
+RULES_DIR = workflow.current_basedir
+
+
+def repo_path(*parts):
+    """A file that ships with the workflow, found from this file (workflow/rules/common.smk), never
+    from the working directory or the deploying workflow: the checkout's own file, or for a
+    git-hosted module Snakemake's local copy of it (its source cache, mtime kept)."""
+    source = RULES_DIR.join(os.path.join("..", "..", *parts))
+    if isinstance(source, LocalSourceFile):
+        return os.path.normpath(source.get_path_or_uri(secret_free=True))
+    return workflow.sourcecache.get_path(source)
+
+
+if isinstance(RULES_DIR, LocalSourceFile):
+    # A checkout (run in place or as a module by path) runs its own package, here and in the jobs'
+    # scripts, even where another clone's crl_approx is installed (an editable install comes
+    # before a script's folder on its sys.path).
+    SCRIPTS = repo_path("workflow", "scripts")
+    sys.path.insert(0, SCRIPTS)
+    os.environ.update(
+        PYTHONPATH=os.pathsep.join(
+            p for p in (SCRIPTS, os.environ.get("PYTHONPATH")) if p
+        )
+    )
+else:  # a git-hosted module: the package comes from the install (requirements.txt: -e .)
+    try:
+        import crl_approx
+    except ModuleNotFoundError:
+        raise WorkflowError(
+            "crl_approx is not installed: from a clone of crl-approx, "
+            "python3 -m pip install -r requirements.txt (README: Use it from your own project)"
+        ) from None
 
 from crl_approx.config import ConfigError, load_schema, validate_config  # noqa: E402
 from crl_approx.config.rules import lr_label  # noqa: E402
 
-
-def repo_path(*parts):
-    """A file that ships with the workflow, wherever --directory points."""
-    return str(REPO.joinpath(*parts))
+#: Snakemake's native report (`snakemake --report`): one category per section of the project's
+#: HTML report (results/report/index.html), named once here
+REPORT = {
+    "table1": "Table 1: Gaussian mixture",
+    "sample_size": "Sample-size study",
+    "table2": "Table 2: theory",
+    "lcgm": "Experiment 3: LCGM",
+    "noise": "Experiment 4: noise exponent",
+    "calibration": "Calibration",
+    "digits": "Experiment R: real images",
+    "dynamics": "Training dynamics",
+    "cosine": "Ablation: cosine scores",
+    "report": "The HTML report",
+}
 
 
 #: the plotting code every plot rule lists as an input (an edit reruns the plots, not the numbers)

@@ -24,7 +24,11 @@ rule make_digits:
 
 rule compute_digits_operator:
     output:
-        table="results/tables/digits_class_operator.csv",
+        table=report(
+            "results/tables/digits_class_operator.csv",
+            caption="../../report/captions/digits_classes_table.rst",
+            category=REPORT["digits"],
+        ),
     log:
         "logs/compute_digits_operator/operator.log",
     benchmark:
@@ -43,6 +47,8 @@ rule compute_digits_operator:
 
 
 # The GPU tag of train_encoder (see encoders.smk): one job trains every seed of a (pairing, D) cell.
+# A cell takes seconds, so on a cluster several cells share one submission: the group below, sized
+# by profiles/slurm's group-components, run one after another on the one GPU the group requests.
 rule train_digits:
     input:
         images=rules.make_digits.output.images,
@@ -53,6 +59,8 @@ rule train_digits:
         "logs/train_digits/{pairing}/dim~{dim}.log",
     benchmark:
         "benchmarks/train_digits/{pairing}/dim~{dim}.tsv"
+    group:
+        "digits_training"
     conda:
         "../../envs/torch.yaml"
     threads: 1
@@ -77,14 +85,34 @@ rule assemble_digits:
         checkpoints=digits_runs("checkpoints.npz"),
     output:
         runs="results/digits/runs.csv",
-        sweep="results/tables/digits_sweep.csv",
-        elbow="results/tables/digits_elbow.csv",
-        verdicts="results/tables/digits_verdicts.csv",
-        table1="results/tables/digits_table1.csv",
+        sweep=report(
+            "results/tables/digits_sweep.csv",
+            caption="../../report/captions/digits_sweep_table.rst",
+            category=REPORT["digits"],
+        ),
+        elbow=report(
+            "results/tables/digits_elbow.csv",
+            caption="../../report/captions/digits_elbow_table.rst",
+            category=REPORT["digits"],
+        ),
+        verdicts=report(
+            "results/tables/digits_verdicts.csv",
+            caption="../../report/captions/digits_verdicts_table.rst",
+            category=REPORT["digits"],
+        ),
+        table1=report(
+            "results/tables/digits_table1.csv",
+            caption="../../report/captions/digits_table1_table.rst",
+            category=REPORT["digits"],
+        ),
         curves="results/tables/digits_curves.csv",
         convergence="results/tables/digits_convergence.csv",
         singular_values="results/tables/digits_singular_values.csv",
-        cancorr="results/tables/digits_cancorr.csv",
+        cancorr=report(
+            "results/tables/digits_cancorr.csv",
+            caption="../../report/captions/digits_cancorr_table.rst",
+            category=REPORT["digits"],
+        ),
         examples="results/digits/examples.npz",
     log:
         "logs/assemble_digits/digits.log",
@@ -115,7 +143,7 @@ rule plot_digits:
         figure=report(
             "results/figures/digits.svg",
             caption="../../report/captions/digits.rst",
-            category="Experiment R: real images",
+            category=REPORT["digits"],
         ),
     log:
         "logs/plot_digits/digits.log",

@@ -12,7 +12,7 @@ rule measure_dynamics:
         table=report(
             "results/tables/dynamics.csv",
             caption="../../report/captions/dynamics_table.rst",
-            category="Training dynamics",
+            category=REPORT["dynamics"],
         ),
     log:
         "logs/measure_dynamics/dynamics.log",
@@ -40,7 +40,7 @@ rule plot_dynamics_alignment:
         figure=report(
             "results/figures/dynamics_alignment.svg",
             caption="../../report/captions/dynamics_alignment.rst",
-            category="Training dynamics",
+            category=REPORT["dynamics"],
         ),
     log:
         "logs/plot_dynamics_alignment/dynamics_alignment.log",
@@ -66,7 +66,7 @@ rule plot_dynamics_directions:
         figure=report(
             "results/figures/dynamics_directions.svg",
             caption="../../report/captions/dynamics_directions.rst",
-            category="Training dynamics",
+            category=REPORT["dynamics"],
         ),
     log:
         "logs/plot_dynamics_directions/dynamics_directions.log",
@@ -92,7 +92,7 @@ rule plot_dynamics_order:
         figure=report(
             "results/figures/dynamics_order.svg",
             caption="../../report/captions/dynamics_order.rst",
-            category="Training dynamics",
+            category=REPORT["dynamics"],
         ),
     log:
         "logs/plot_dynamics_order/dynamics_order.log",
@@ -120,7 +120,7 @@ rule measure_dynamics_lcgm:
         table=report(
             "results/tables/dynamics_lcgm.csv",
             caption="../../report/captions/dynamics_lcgm_table.rst",
-            category="Training dynamics",
+            category=REPORT["dynamics"],
         ),
     log:
         "logs/measure_dynamics_lcgm/dynamics_lcgm.log",
@@ -149,7 +149,7 @@ rule plot_dynamics_lcgm:
         figure=report(
             "results/figures/dynamics_lcgm.svg",
             caption="../../report/captions/dynamics_lcgm.rst",
-            category="Training dynamics",
+            category=REPORT["dynamics"],
         ),
     log:
         "logs/plot_dynamics_lcgm/dynamics_lcgm.log",

@@ -63,7 +63,7 @@ rule assemble_table1:
         table=report(
             "results/tables/table1.csv",
             caption="../../report/captions/table1.rst",
-            category="Table 1: Gaussian mixture",
+            category=REPORT["table1"],
         ),
         runs="results/tables/encoder_runs_gmm.csv",
     log:

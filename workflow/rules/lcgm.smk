@@ -5,7 +5,11 @@
 
 rule check_lcgm_design:
     output:
-        design="results/lcgm/design.json",
+        design=report(
+            "results/lcgm/design.json",
+            caption="../../report/captions/lcgm_design.rst",
+            category=REPORT["lcgm"],
+        ),
     log:
         "logs/check_lcgm_design/design.log",
     benchmark:
@@ -66,12 +70,12 @@ rule assemble_lcgm:
         table=report(
             "results/tables/lcgm_probes.csv",
             caption="../../report/captions/lcgm_probes_table.rst",
-            category="Experiment 3: LCGM",
+            category=REPORT["lcgm"],
         ),
         elbow=report(
             "results/tables/lcgm_elbow.csv",
             caption="../../report/captions/lcgm_elbow_table.rst",
-            category="Experiment 3: LCGM",
+            category=REPORT["lcgm"],
         ),
         runs="results/lcgm/runs.csv",
     log:
@@ -100,7 +104,7 @@ rule plot_lcgm_probes:
         figure=report(
             "results/figures/lcgm_probes.svg",
             caption="../../report/captions/lcgm_probes.rst",
-            category="Experiment 3: LCGM",
+            category=REPORT["lcgm"],
         ),
     log:
         "logs/plot_lcgm_probes/lcgm_probes.log",
@@ -126,7 +130,7 @@ rule plot_lcgm_cancorr:
         figure=report(
             "results/figures/lcgm_cancorr.svg",
             caption="../../report/captions/lcgm_cancorr.rst",
-            category="Experiment 3: LCGM",
+            category=REPORT["lcgm"],
         ),
     log:
         "logs/plot_lcgm_cancorr/lcgm_cancorr.log",
@@ -158,7 +162,7 @@ rule plot_lcgm_features:
         figure=report(
             "results/figures/lcgm_features.svg",
             caption="../../report/captions/lcgm_features.rst",
-            category="Experiment 3: LCGM",
+            category=REPORT["lcgm"],
         ),
     log:
         "logs/plot_lcgm_features/lcgm_features.log",

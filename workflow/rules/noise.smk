@@ -32,7 +32,7 @@ rule assemble_noise:
         table=report(
             "results/tables/noise_exponent.csv",
             caption="../../report/captions/noise_table.rst",
-            category="Experiment 4: noise exponent",
+            category=REPORT["noise"],
         ),
         curve="results/tables/noise_curve.csv",
     log:
@@ -59,11 +59,15 @@ rule measure_calibration:
         checkpoints=encoder_files("gmm", gmm_runs(), "checkpoints.npz"),
         noise=rules.assemble_noise.output.table,
     output:
-        points="results/tables/calibration_points.csv",
+        points=report(
+            "results/tables/calibration_points.csv",
+            caption="../../report/captions/calibration_points_table.rst",
+            category=REPORT["calibration"],
+        ),
         table=report(
             "results/tables/calibration.csv",
             caption="../../report/captions/calibration_table.rst",
-            category="Calibration",
+            category=REPORT["calibration"],
         ),
     log:
         "logs/measure_calibration/calibration.log",
@@ -93,7 +97,7 @@ rule assemble_cosine:
         table=report(
             "results/tables/cosine_ablation.csv",
             caption="../../report/captions/cosine_table.rst",
-            category="Cosine ablation",
+            category=REPORT["cosine"],
         ),
     log:
         "logs/assemble_cosine/cosine.log",
@@ -120,7 +124,7 @@ rule plot_noise_exponent:
         figure=report(
             "results/figures/noise_exponent.svg",
             caption="../../report/captions/noise_exponent.rst",
-            category="Experiment 4: noise exponent",
+            category=REPORT["noise"],
         ),
     log:
         "logs/plot_noise_exponent/noise_exponent.log",
@@ -147,7 +151,7 @@ rule plot_calibration:
         figure=report(
             "results/figures/calibration.svg",
             caption="../../report/captions/calibration.rst",
-            category="Experiment 4: noise exponent",
+            category=REPORT["calibration"],
         ),
     log:
         "logs/plot_calibration/calibration.log",
@@ -173,7 +177,7 @@ rule plot_cosine:
         figure=report(
             "results/figures/cosine_ablation.svg",
             caption="../../report/captions/cosine.rst",
-            category="Ablation: cosine scores",
+            category=REPORT["cosine"],
         ),
     log:
         "logs/plot_cosine/cosine_ablation.log",

@@ -6,7 +6,7 @@ rule compute_theory_sizes:
         table=report(
             "results/tables/table2.csv",
             caption="../../report/captions/table2_table.rst",
-            category="Table 2: theory",
+            category=REPORT["table2"],
         ),
     log:
         "logs/compute_theory_sizes/table2.log",
@@ -33,7 +33,7 @@ rule plot_eigenvalues:
         figure=report(
             "results/figures/eigenvalues.svg",
             caption="../../report/captions/eigenvalues.rst",
-            category="Table 1: Gaussian mixture",
+            category=REPORT["table1"],
         ),
     log:
         "logs/plot_eigenvalues/eigenvalues.log",
@@ -59,7 +59,7 @@ rule plot_excess:
         figure=report(
             "results/figures/excess_vs_d.svg",
             caption="../../report/captions/excess.rst",
-            category="Table 1: Gaussian mixture",
+            category=REPORT["table1"],
         ),
     log:
         "logs/plot_excess/excess_vs_d.log",
@@ -85,7 +85,7 @@ rule plot_training_curves:
         figure=report(
             "results/figures/training_curves.svg",
             caption="../../report/captions/training.rst",
-            category="Table 1: Gaussian mixture",
+            category=REPORT["table1"],
         ),
     log:
         "logs/plot_training_curves/training_curves.log",
@@ -111,7 +111,7 @@ rule plot_theory_sizes:
         figure=report(
             "results/figures/theory_sizes.svg",
             caption="../../report/captions/theory.rst",
-            category="Table 2: theory",
+            category=REPORT["table2"],
         ),
     log:
         "logs/plot_theory_sizes/theory_sizes.log",
@@ -151,6 +151,20 @@ REPORT_FIGURES = {
 }
 
 
+#: the docs pages the report's sections link (its template's docs_page calls, in order;
+#: tests/unit/test_report_helpers.py keeps the two in step)
+REPORT_DOCS_PAGES = [
+    "table1.md",
+    "sample_size.md",
+    "lcgm.md",
+    "noise.md",
+    "calibration.md",
+    "experiment_r.md",
+    "dynamics.md",
+    "cosine.md",
+]
+
+
 rule build_report:
     input:
         **{name: plot.output.figure for name, plot in REPORT_FIGURES.items()},
@@ -177,6 +191,8 @@ rule build_report:
         digits_classes=rules.compute_digits_operator.output.table,
         paper=repo_path("workflow", "resources", "paper_values.yaml"),
         template=repo_path("report", "templates", "index.html.j2"),
+        # the docs pages the sections link, carried in the report's appendix (render/pages.py)
+        docs=[repo_path("docs", page) for page in REPORT_DOCS_PAGES],
         css=repo_path("report", "style.css"),
         code=[
             repo_path("workflow", "scripts", "crl_approx", "render", name)
@@ -186,6 +202,7 @@ rule build_report:
                 "summary.py",
                 "study.py",
                 "provenance.py",
+                "pages.py",
                 "verdicts.py",
                 "dynamics.py",
                 "digits.py",
@@ -195,7 +212,7 @@ rule build_report:
         html=report(
             "results/report/index.html",
             caption="../../report/captions/report.rst",
-            category="Report",
+            category=REPORT["report"],
         ),
     log:
         "logs/build_report/index.log",

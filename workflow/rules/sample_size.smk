@@ -69,12 +69,12 @@ rule assemble_sample_size:
         table=report(
             "results/tables/sample_size.csv",
             caption="../../report/captions/sample_size_table.rst",
-            category="Table 1: Gaussian mixture",
+            category=REPORT["sample_size"],
         ),
         fits=report(
             "results/tables/sample_size_fits.csv",
             caption="../../report/captions/sample_size_fits_table.rst",
-            category="Table 1: Gaussian mixture",
+            category=REPORT["sample_size"],
         ),
         runs="results/tables/sample_size_runs.csv",
     log:
@@ -108,7 +108,7 @@ rule plot_sample_size:
         figure=report(
             "results/figures/sample_size.svg",
             caption="../../report/captions/sample_size.rst",
-            category="Table 1: Gaussian mixture",
+            category=REPORT["sample_size"],
         ),
     log:
         "logs/plot_sample_size/sample_size.log",

@@ -4,9 +4,17 @@
 rule compute_spectrum:
     output:
         eigenvalues="results/gmm/eigenvalues.csv",
-        spectrum="results/gmm/spectrum.csv",
+        spectrum=report(
+            "results/gmm/spectrum.csv",
+            caption="../../report/captions/spectrum_table.rst",
+            category=REPORT["table1"],
+        ),
         convergence="results/gmm/convergence.csv",
-        crosschecks="results/gmm/crosschecks.csv",
+        crosschecks=report(
+            "results/gmm/crosschecks.csv",
+            caption="../../report/captions/crosschecks_table.rst",
+            category=REPORT["table1"],
+        ),
     log:
         "logs/compute_spectrum/gmm.log",
     benchmark:

@@ -22,7 +22,7 @@ from ..config import load_paper_values, paper_in_setting
 from ..numerics import tiers
 from ..runtime import atomic_path
 from . import digits as digits_report
-from . import dynamics, provenance, study, summary
+from . import dynamics, pages, provenance, study, summary
 from .sections import (
     calibration_context,
     cosine_context,
@@ -295,6 +295,7 @@ def build(inputs, params, output, repo: Path) -> str:
         "packages": package_versions(),
         "benchmarks": benchmark_table(),
         "fmt": fmt,
+        "docs_pages": pages.embedded(inputs.docs),
     }
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(Path(inputs.template).parent),
