@@ -5,6 +5,7 @@ the gate turns the latter into "fails")."""
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from crl_approx.analyses.digits_saturation import (
     convergence_cells,
@@ -59,3 +60,21 @@ def test_an_early_plateau_fails_only_when_the_runs_converged():
     assert verdict(2, falling=False)["verdict_excess"] == "fails"
     v = verdict(2, falling=True)
     assert not v["converged"] and v["verdict_excess"] == "unresolved: not converged"
+
+
+@pytest.mark.parametrize(
+    ("label", "words"),
+    [
+        ("≥ 20", "no plateau within the sweep (D ≥ 20)"),
+        ("unresolved (8–9)", "not resolved by the seeds (somewhere in D = 8–9)"),
+        ("≤ 1", "saturates at D ≤ 1"),
+        ("4", "saturates at D 4"),
+    ],
+)
+def test_a_saturation_label_reads_as_what_it_says(label, words):
+    """A curve with no plateau is never said to saturate (review: "effective rank saturates at
+    D ≥ 20"), an unresolved one names its range."""
+    from crl_approx.render.digits import saturation_phrase
+
+    text = saturation_phrase("heldout_excess", label)
+    assert text.startswith("held-out excess") and text.endswith(words)

@@ -111,7 +111,10 @@ def test_a_changed_tau_gives_no_verdict_on_the_columns_that_depend_on_it():
     t1_lines = {k: v for k, v in verdicts.items() if k.startswith("Table 1") and "tail" not in k}
     assert len(t1_lines) == 12 and set(t1_lines.values()) == {"—"}
     # the checks that need no paper value are still made: the relation and the run's own K
-    lcgm_item = "LCGM: the alignment quality (mean of the two probe R²) saturates at D = K"
+    lcgm_item = (
+        "LCGM: the alignment quality (mean of the two probe R²) saturates at D = K "
+        "(the saturation rule reads it against K − 1 or K)"
+    )
     assert verdicts[lcgm_item] == "holds"
     relation = "truncation excess ≲ spectral tail (every D of Table 1, Gaussian mixture)"
     assert verdicts[relation] == "holds"

@@ -78,13 +78,35 @@ def context(sweep_csv, elbow_csv, verdicts_csv, table1_csv, classes_csv, cancorr
     }
 
 
+CURVE_NAMES = {
+    "effective_rank_variance": "effective rank, variance-weighted (post hoc)",
+    "effective_rank": "effective rank (entropy of s)",
+    "heldout_excess": "held-out excess",
+    "heldout_infonce": "held-out InfoNCE",
+    "mi_bound": "held-out MI bound",
+}
+
+
+def saturation_phrase(curve: str, label: str) -> str:
+    """A saturation rule's label (``"4"``, ``"≤ 1"``, ``"≥ 20"``, ``"unresolved (8–9)"``) as
+    words."""
+    name = CURVE_NAMES.get(curve, curve.replace("_", " "))
+    if label.startswith("≥"):
+        return f"{name}: no plateau within the sweep (D {label})"
+    if label.startswith("unresolved"):
+        rest = label.removeprefix("unresolved").strip(" ()")
+        where = f" (somewhere in D = {rest})" if rest else ""
+        return f"{name}: saturation point not resolved by the seeds{where}"
+    return f"{name} saturates at D {label}"
+
+
 def summary_lines(ctx: dict, src, line) -> list[dict]:
     """One verdict line per pairing (``line`` is the summary's line constructor)."""
     out = []
     for v in ctx["verdicts"]:
         mine = [e for e in ctx["elbows"] if e["pairing"] == v["pairing"]]
         ours = "; ".join(
-            f"{e['curve'].replace('_', ' ')} saturates at D {e['saturation']}"
+            saturation_phrase(e["curve"], e["saturation"])
             for e in mine
             if isinstance(e.get("saturation"), str)
         )
@@ -103,6 +125,14 @@ def summary_lines(ctx: dict, src, line) -> list[dict]:
                 f"{v['max_effective_rank_above_K']:.2f}"
             )
         ours += f"; runs converged in {v.get('cells_converged', '?')} cells"
+        others = [
+            ("held-out excess alone", v.get("verdict_excess")),
+            ("with the variance-weighted rank (post hoc)", v.get("verdict_variance_rank_post_hoc")),
+            ("pre-registered elbow rule", v.get("verdict_elbow_rule")),
+        ]
+        ours += "; verdict " + "; ".join(
+            f"{name}: {val}" for name, val in others if isinstance(val, str)
+        )
         verdict = v["verdict"]
         css = {"holds": "match", "fails": "differs"}.get(verdict, "order")
         out.append(
@@ -110,8 +140,7 @@ def summary_lines(ctx: dict, src, line) -> list[dict]:
                 item,
                 ours,
                 predicted,
-                f"{verdict} (saturation rule of 2026-12-01; pre-registered elbow rule: "
-                f"{v.get('verdict_elbow_rule', verdict)})",
+                verdict,
                 css,
                 "digits",
                 src("digits_verdicts", "verdict, verdict_elbow_rule", pairing=v["pairing"]),

@@ -30,7 +30,12 @@ def _saturation(elbows: pd.DataFrame, curve: str) -> dict | None:
     if "saturation" not in elbows:
         return None
     r = elbows.set_index("curve").loc[curve]
-    return {"label": r["saturation"], "status": r["saturation_status"], "converged": r["converged"]}
+    return {
+        "label": r["saturation"],
+        "status": r["saturation_status"],
+        "verdict": r["saturation_verdict"],
+        "converged": r["converged"],
+    }
 
 
 def lcgm_context(table_csv, elbow_csv, design_json, paper: dict) -> dict:
