@@ -292,8 +292,9 @@ def test_a_perturbed_table_changes_the_generated_prose(run, tmp_path):
 
 def test_the_cross_machine_tolerance_admits_seed_noise_and_not_more(run):
     """The tolerant comparison used against another host's run: README's Table 1 agrees with its
-    own run; a run whose D = 8 population mean sits 4 seed sd away, or at 2× with the same spread,
-    or whose one seed diverged (8× the others: the sd inflates past the F bound), does not. With
+    own run; a run whose D = 8 population mean sits 4 seed sd away, or at 2× with the same spread
+    (where the seeds resolve 2×), or whose one seed diverged (its sd inflated past the F bound),
+    does not. With
     three seeds the F bound is wide (a factor 14 in sd): a seed at 3× the others passes it."""
     import numpy as np
 
@@ -302,9 +303,13 @@ def test_the_cross_machine_tolerance_admits_seed_noise_and_not_more(run):
     for d, row in rows.items():
         agree(row[2], *mean_sd(t.loc[("population", d)], "mlp_excess_risk"), same=False)
     mean, sd, n = mean_sd(t.loc[("population", 8)], "mlp_excess_risk")
-    for moved in (mean + 4 * sd * math.sqrt(2), 2 * mean):
+    # 2x the mean is only outside seed noise when the seeds resolve it (a run whose D = 8 sd is a
+    # third of its mean admits 2x, as it should)
+    moves = [mean + 4 * sd * math.sqrt(2)] + ([2 * mean] if mean > 4 * sd * math.sqrt(2) else [])
+    for moved in moves:
         with pytest.raises(AssertionError):
             agree(rows[8][2], moved, sd, n, same=False)
-    diverged = np.array([mean, mean, 8 * mean]) + np.array([-1, 1, 0]) * sd
+    # one seed diverged: 40 seed sd above the others (the sd inflates ~23x, past the F bound's 14x)
+    diverged = np.array([mean - sd, mean + sd, mean + 40 * sd])
     with pytest.raises(AssertionError, match="sd ratio"):
         agree(rows[8][2], diverged.mean(), diverged.std(ddof=1), 3, same=False)
