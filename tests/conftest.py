@@ -56,6 +56,24 @@ SMOKE_JOBS = {
 }
 
 
+#: the training job the interruption tests stop: its log names the epoch it has reached
+TRAINING_LOG = Path("logs", "train_encoder", "gmm", "objective~samples", "score~inner", "dim~2.log")
+
+
+def wait_for_training(proc: subprocess.Popen, work: Path, epoch: int = 3, timeout: float = 300):
+    """Wait until the run in ``work`` (snakemake as ``proc``) has trained to ``epoch``."""
+    import time
+
+    log = work / TRAINING_LOG
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if log.exists() and f"epoch {epoch}/" in log.read_text():
+            return
+        assert proc.poll() is None, "snakemake ended before training got under way"
+        time.sleep(0.05)
+    pytest.fail(f"training never reached epoch {epoch}")
+
+
 def run_snakemake(workdir: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess:
     """Run the real snakemake on the repo's Snakefile with --directory ``workdir``."""
     cmd = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--directory", str(workdir), *args]

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, SNAKEMAKE, run_snakemake
+from conftest import REPO, SNAKEMAKE, TRAINING_LOG, run_snakemake, wait_for_training
 
 pytestmark = pytest.mark.e2e
 
@@ -133,17 +133,7 @@ def test_sigint_to_the_process_group_stops_the_run_and_its_jobs(tmp_path):
         start_new_session=True,
         text=True,
     )
-    log = (
-        work / "logs" / "train_encoder" / "gmm" / "objective~samples" / "score~inner" / "dim~2.log"
-    )
-    deadline = time.time() + 300
-    while time.time() < deadline:
-        if log.exists() and "epoch 3/40" in log.read_text():
-            break
-        assert proc.poll() is None, "snakemake ended before training got under way"
-        time.sleep(0.05)
-    else:
-        pytest.fail("training never reached epoch 3")
+    wait_for_training(proc, work)
     os.killpg(proc.pid, signal.SIGINT)
     try:
         out, _ = proc.communicate(timeout=120)
@@ -165,7 +155,7 @@ def test_sigint_to_the_process_group_stops_the_run_and_its_jobs(tmp_path):
     run_dir = work / RUN_DIR
     leftovers = sorted(p.name for p in run_dir.iterdir()) if run_dir.exists() else []
     assert leftovers == [], leftovers
-    text = log.read_text()
+    text = (work / TRAINING_LOG).read_text()
     assert "KeyboardInterrupt" in text and "epoch 40/40" not in text  # the job itself stopped
     # the lock is gone (no --unlock needed) and the rerun completes
     check(run_snakemake(work, *args))

@@ -4,13 +4,12 @@ import json
 import os
 import signal
 import subprocess
-import time
 
 import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, SNAKEMAKE, run_snakemake
+from conftest import REPO, SNAKEMAKE, run_snakemake, wait_for_training
 
 pytestmark = pytest.mark.e2e
 SMOKE = str(REPO / "config" / "smoke.yaml")
@@ -90,17 +89,7 @@ def test_killed_training_leaves_no_output_and_the_rerun_gives_the_same_numbers(t
     proc = subprocess.Popen(
         cmd, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
-    log = (
-        work / "logs" / "train_encoder" / "gmm" / "objective~samples" / "score~inner" / "dim~2.log"
-    )
-    deadline = time.time() + 300
-    while time.time() < deadline:
-        if log.exists() and "epoch 3/40" in log.read_text():
-            break
-        assert proc.poll() is None, "snakemake ended before training got under way"
-        time.sleep(0.05)
-    else:
-        pytest.fail("training never reached epoch 3")
+    wait_for_training(proc, work)
     os.killpg(proc.pid, signal.SIGKILL)
     proc.wait()
     run_dir = work / RUN_DIR
