@@ -74,6 +74,17 @@ def wait_for_training(proc: subprocess.Popen, work: Path, epoch: int = 3, timeou
     pytest.fail(f"training never reached epoch {epoch}")
 
 
+def stable_metrics(path: Path) -> dict:
+    """A run's metrics.json without its wall-clock fields (everything else is bitwise stable)."""
+    import json
+
+    data = json.loads(path.read_text())
+    data.pop("train_seconds")
+    for h in data["history"]:
+        h.pop("seconds")
+    return data
+
+
 def run_snakemake(workdir: Path, *args: str, timeout: float = 900) -> subprocess.CompletedProcess:
     """Run the real snakemake on the repo's Snakefile with --directory ``workdir``."""
     cmd = [SNAKEMAKE, "-s", str(REPO / "Snakefile"), "--directory", str(workdir), *args]

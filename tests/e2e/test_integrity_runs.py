@@ -3,7 +3,6 @@
 Both tests run the real Snakemake on config/smoke.yaml in their own folder (the shared smoke run
 is left alone)."""
 
-import json
 import os
 import re
 import shutil
@@ -15,7 +14,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, SNAKEMAKE, TRAINING_LOG, run_snakemake, wait_for_training
+from conftest import REPO, SNAKEMAKE, TRAINING_LOG, run_snakemake, stable_metrics, wait_for_training
 
 pytestmark = pytest.mark.e2e
 
@@ -76,14 +75,6 @@ def test_a_truncated_checkpoint_or_model_is_named_and_heals(tmp_path):
         pd.testing.assert_frame_equal(after[t], before[t], check_exact=True)
 
 
-def metrics(path):
-    data = json.loads(path.read_text())
-    data.pop("train_seconds")
-    for h in data["history"]:
-        h.pop("seconds")
-    return data
-
-
 def test_a_pool_copied_over_a_seeds_pairs_is_named_and_heals(tmp_path):
     """The swap of issue 27: a valid pool of 1024 pairs copied over seed 0's 4096 pairs. Today the
     training reruns on it (the copy is newer) and every table downstream silently changes.
@@ -93,7 +84,7 @@ def test_a_pool_copied_over_a_seeds_pairs_is_named_and_heals(tmp_path):
     run = "results/encoders/gmm/objective~samples/score~inner/dim~1/seed~0/metrics.json"
     args = ["--cores", "2", "--configfile", SMOKE, "--"]
     check(run_snakemake(tmp_path, *args, run, pool))
-    before = metrics(tmp_path / run)
+    before = stable_metrics(tmp_path / run)
     shutil.copy(tmp_path / pool, tmp_path / pairs)
     proc = run_snakemake(tmp_path, *args, run)
     text = proc.stdout + proc.stderr
@@ -107,7 +98,7 @@ def test_a_pool_copied_over_a_seeds_pairs_is_named_and_heals(tmp_path):
             tmp_path, "--cores", "2", "--configfile", SMOKE, "--forcerun", pairs, "--", run
         )
     )
-    assert metrics(tmp_path / run) == before
+    assert stable_metrics(tmp_path / run) == before
 
 
 TARGET = "results/encoders/gmm/objective~samples/score~inner/dim~2/seed~0/metrics.json"

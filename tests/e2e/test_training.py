@@ -1,6 +1,5 @@
 """End-to-end training: Table 1 from the smoke config, and a job killed mid-training."""
 
-import json
 import os
 import signal
 import subprocess
@@ -9,7 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, SNAKEMAKE, run_snakemake, wait_for_training
+from conftest import REPO, SNAKEMAKE, run_snakemake, stable_metrics, wait_for_training
 
 pytestmark = pytest.mark.e2e
 SMOKE = str(REPO / "config" / "smoke.yaml")
@@ -65,14 +64,6 @@ def test_training_logs_show_epochs_device_and_time(smoke_run):
     assert "done in" in text
 
 
-def _metrics(path):
-    data = json.loads(path.read_text())
-    data.pop("train_seconds")
-    for h in data["history"]:
-        h.pop("seconds")
-    return data
-
-
 def test_killed_training_leaves_no_output_and_the_rerun_gives_the_same_numbers(tmp_path):
     override = tmp_path / "long.yaml"
     override.write_text(yaml.safe_dump({"train": {"epochs": 40}, "gmm": {"n_train": 16384}}))
@@ -99,4 +90,4 @@ def test_killed_training_leaves_no_output_and_the_rerun_gives_the_same_numbers(t
     # a hard kill leaves Snakemake's lock behind: unlock, then rerun continues
     check(run_snakemake(work, "--unlock", "--configfile", SMOKE, str(override)))
     check(run_snakemake(work, *args))
-    assert _metrics(work / TARGET) == _metrics(ref / TARGET)
+    assert stable_metrics(work / TARGET) == stable_metrics(ref / TARGET)
