@@ -6,7 +6,14 @@ Mutations these tests catch (each tried once and seen to fail):
   for both (its band is relative to the curve's own range: noise sets it);
 * step at K with a slow tail: dropping the relative tolerance (tolerance=0) moves it to the tail;
 * monotone: returning D* without the "last D ⇒ not saturated" branch saturates it at D_max;
-* noisy step: dropping the t half-width (comparing means only) resolves a step the seeds cannot.
+* noisy step: dropping the t half-width (comparing means only) resolves a step the seeds cannot;
+* the stated level: reading the t quantile at 0.975 (a two-sided 95 % interval's lower end, the
+  first version's mislabelled "95 %") leaves unbeaten a D the one-sided 5 % test beats;
+* one spurious comparison among many Ds: Holm without its division by m (every comparison at 5 %)
+  lets it set the saturation point;
+* a slow monotone curve (5 % per step, each step within the noise) over a long sweep: without the
+  trend check (``trend=False``, the first version) the point lands at the sweep's end, a finite
+  range set by where the sweep stops.
 """
 
 import math
@@ -15,11 +22,13 @@ import numpy as np
 import pytest
 
 from crl_approx.numerics.saturation import (
+    ALPHA,
     NOT_SATURATED,
     SATURATED,
     UNRESOLVED,
     consistent,
     from_runs,
+    improvement,
     saturation,
 )
 
@@ -134,3 +143,51 @@ def test_an_unresolved_range_is_read_like_any_other(lo, hi, verdict):
 
     r = Saturation(UNRESOLVED, lo, lo, hi, f"unresolved ({lo}–{hi})", "")
     assert consistent(r, {9, 10}) == verdict
+
+
+def test_the_stated_level_is_a_one_sided_five_percent_test():
+    """Two Ds, a paired improvement whose t statistic over the tolerance is 3.5 with 2 degrees of
+    freedom: between the one-sided 5 % quantile (2.92) and the 0.975 quantile (4.30). One
+    comparison, no family: the stated one-sided 5 % test resolves it."""
+    from scipy import stats
+
+    base, sd = np.array([1.0, 1.02, 0.98]), 0.05
+    gain = 0.1 + 3.5 * sd / math.sqrt(3)  # tolerance 0.1 = 10 % of the mean at D = 1
+    assert stats.t.ppf(0.95, 2) < 3.5 < stats.t.ppf(0.975, 2)
+    values = np.stack([base, base + gain + np.array([-sd, 0.0, sd])])
+    _, p = improvement(values[0], values[1], 0.1)
+    assert p == pytest.approx(stats.t.sf(3.5, 2)) and p <= ALPHA
+    # the comparison alone decides (the trend check, continuing the two points, would too)
+    r = saturation([1, 2], values, increasing=True, trend=False)
+    assert (r.status, r.label) == (NOT_SATURATED, "≥ 2")
+    assert "one-sided" in r.reason and "5%" in r.reason
+
+
+def test_one_spurious_comparison_among_many_ds_does_not_set_the_point():
+    """Twelve Ds, flat per seed, except D = 6 whose paired improvement has t = 5 over the
+    tolerance (one-sided p 0.019 at 2 degrees of freedom): resolvable alone, not among the 11
+    comparisons of D = 1 (Holm: p ≤ 0.05/11 needed). The point stays at the first D, with the seeds
+    unable to exclude D = 6 (it beats D = 1 by its mean)."""
+    base, sd = np.array([1.0, 1.02, 0.98]), 0.05
+    dims = list(range(1, 13))
+    values = np.tile(base, (len(dims), 1))
+    values[5] = base + 0.1 + 5 * sd / math.sqrt(3) + np.array([-sd, 0.0, sd])
+    r = saturation(dims, values, increasing=True)
+    assert r.at == 1 and r.lo == 1
+    assert r.label == "unresolved (1–6)"
+    assert consistent(r, {1}) == "unresolved"  # not decided against D = 1 by one comparison
+
+
+@pytest.mark.parametrize("noise_seed", [0, 1, 2])
+def test_a_slow_monotone_curve_over_a_long_sweep_does_not_saturate(noise_seed):
+    """An excess falling 5 % per D step over D = 1…20 with 2 % seed noise (a paired step has t ≈ 3
+    over 3 seeds: each step within the noise) never saturates; the first version of the rule
+    placed its point where the remaining drop to D = 20 fell below the tolerance, a range set by
+    the sweep's end. Now: "≥ 20" or a range open above, never a finite point or range."""
+    dims = list(range(1, 21))
+    values = seeds(0.1 * 0.95 ** np.arange(len(dims)), 0.02, seed=noise_seed)
+    r = saturation(dims, values, increasing=False)
+    assert r.status != SATURATED and math.isinf(r.hi)
+    assert consistent(r, {K - 1, K}) == "fails"
+    old = saturation(dims, values, increasing=False, trend=False)
+    assert math.isfinite(old.hi) and old.hi >= 18  # the sweep's end set it

@@ -1,27 +1,41 @@
 """One noise-aware saturation rule for every D sweep (LCGM probes and excess, Experiment R's class
-pairings and halves). A new rule, dated 2026-12-01 (issue 26): it replaces, for the verdicts, the
-elbow of Experiment 3 (:func:`..analyses.probes.elbow`), which read only the seed-mean curve and
-had no noise floor (a flat curve that drifts by noise had no elbow at all).
+pairings and halves). A new rule, first dated 2026-12-01 and revised the same day (issue 26): it
+replaces, for the verdicts, the elbow of Experiment 3 (:func:`..analyses.probes.elbow`), which read
+only the seed-mean curve and had no noise floor (a flat curve that drifts by noise had no elbow).
 
-It reads the per-seed values. For two dimensions D < D′, the improvement of D′ over D is
-q(D′) − q(D) per seed (oriented so that larger is better), and
+It reads the per-seed values, oriented so that larger is better. For D < D′ the improvement of D′
+over D is q(D′) − q(D) per seed (paired over seeds when every D has the same seeds, Welch
+otherwise), and the tolerance at D is ``tolerance``·|mean q(D)| (:data:`.tiers.CLOSE_TOLERANCE`,
+the verdict tiers' relative tolerance).
 
-* D′ **resolvably beats** D when the lower end of the ``level`` Student-t interval of the mean
-  improvement (paired over seeds when every D has the same seeds, Welch otherwise) exceeds the
-  tolerance ``tolerance``·|mean q(D)| (:data:`.tiers.CLOSE_TOLERANCE`, the verdict tiers'
-  relative tolerance): better by more than the seeds resolve *plus* the tolerance;
-* D′ **beats D by its mean** when the mean improvement alone exceeds that tolerance.
+* **Comparison.** D′ beats D when the one-sided Student-t test of "mean improvement > tolerance"
+  rejects (p-value of the t statistic (mean − tolerance)/se, n − 1 degrees of freedom).
+* **Family.** A candidate D is compared with every larger D of the sweep (m comparisons). D is
+  *resolvably beaten* when Holm's step-down procedure over those m one-sided p-values at
+  family-wise level ``alpha`` (one-sided 5 %) rejects at least one of them — for "is D beaten by
+  some larger D" this is its first step, the smallest p ≤ alpha/m. A long sweep does not make a
+  spurious comparison decide the point.
+* **By its mean.** D′ beats D by its mean when the mean improvement alone exceeds the tolerance.
+* **Trend past D\\*.** The saturation point D* is the smallest D that is not resolvably beaten.
+  Its position must not be set by where the sweep ends: per seed the least-squares line of q on
+  log D over D ≥ D* (at least two Ds) is continued one more step of the sweep's last spacing,
+  to D_next = D_max²/D_{max−1}; when that continued value beats q(D*) by more than the tolerance
+  (one-sided test at ``alpha`` over the seeds) the curve is still moving at the sweep's end — a
+  slow monotone curve whose every step lies within the noise — and D* is no saturation point.
 
-The saturation point D* is the smallest D of the sweep that no larger D resolvably beats. Then:
+Results (labels):
 
-* ``saturated`` at D* (label ``"D*"``), or ``"≤ D_min"`` when D* is the sweep's first D;
-* ``not saturated`` when D* is the last D (label ``"≥ D_max"``: the sweep never showed a plateau);
-* ``unresolved`` when some larger D beats D* by its mean but not resolvably: the seeds cannot
-  tell (label ``"unresolved (D*–D_m)"``, D_m the smallest D no larger D beats by its mean); also
-  with fewer than two seeds.
+* ``saturated`` at D* (``"D*"``), or ``"≤ D_min"`` when D* is the sweep's first D;
+* ``not saturated`` (``"≥ D_max"``) when D* is the last D, or the trend past D* resolvably
+  continues;
+* ``unresolved`` when a larger D beats D* by its mean but not resolvably (``"unresolved
+  (D*–D_m)"``, D_m the smallest D no larger D beats by its mean), when the continued trend beats D*
+  by its mean but not resolvably (``"unresolved (≥ D*)"``), and with fewer than two seeds.
 
-A flat curve is saturated at its first D, never "none". :func:`consistent` turns a result into a
-verdict against a predicted set of D.
+The family-wise level bounds the chance that the rule places the point past a true saturation
+point D_s (that needs a false "beaten" at D_s: probability ≤ alpha), not the chance of placing it
+early; the mean-based "unresolved" is the guard on that side. :func:`consistent` turns a result
+into a verdict against a predicted set of D.
 """
 
 from __future__ import annotations
@@ -32,13 +46,18 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from .tiers import CLOSE_TOLERANCE, SEED_LEVEL, seed_half_width
+from .tiers import CLOSE_TOLERANCE
 
 SATURATED = "saturated"
 NOT_SATURATED = "not saturated"
 UNRESOLVED = "unresolved"
-#: the date the rule was written (a new, post hoc prediction rule; docs/experiment_r.md)
+#: the date the rule was written (a new, post hoc prediction rule; docs/experiment_r.md); the
+#: family-wise control and the trend check were added the same day, before any new run
 RULE_DATE = "2026-12-01"
+#: family-wise level of each candidate D's one-sided comparisons (Holm), and of the trend check
+ALPHA = 0.05
+#: the rule's stated level, for tables and notes
+LEVEL_TEXT = f"one-sided, family-wise {ALPHA:.0%} (Holm over the larger Ds)"
 
 
 @dataclass(frozen=True)
@@ -51,74 +70,102 @@ class Saturation:
     reason: str
 
 
-def _interval(a, b, level: float) -> tuple[float, float, float]:
-    """(mean, lower, upper) of the level interval of mean(b − a): paired when a and b hold the
-    same seeds (no NaN in either), Welch otherwise; NaN bounds with fewer than two seeds."""
+def _t_p(mean: float, threshold: float, se: float, dof: float) -> float:
+    """One-sided p-value of "true mean > threshold" from a t statistic (0 or 1 when se = 0)."""
+    if not math.isfinite(se) or dof < 1:
+        return math.nan
+    if se == 0:
+        return 0.0 if mean > threshold else 1.0
+    return float(stats.t.sf((mean - threshold) / se, dof))
+
+
+def improvement(a, b, threshold: float) -> tuple[float, float]:
+    """(mean, one-sided p) of "mean(b − a) > threshold": paired when a and b hold the same seeds
+    (no NaN in either), Welch otherwise; p NaN with fewer than two seeds."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     if a.shape == b.shape and np.isfinite(a).all() and np.isfinite(b).all():
         diff = b - a
         mean = float(diff.mean())
-        half = seed_half_width(float(diff.std(ddof=1)) if diff.size > 1 else math.nan, diff.size)
-        return mean, mean - half, mean + half
+        if diff.size < 2:
+            return mean, math.nan
+        se = float(diff.std(ddof=1)) / math.sqrt(diff.size)
+        return mean, _t_p(mean, threshold, se, diff.size - 1)
     a, b = a[np.isfinite(a)], b[np.isfinite(b)]
     mean = float(b.mean() - a.mean())
     if a.size < 2 or b.size < 2:
-        return mean, math.nan, math.nan
+        return mean, math.nan
     va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
     se = math.sqrt(va + vb)
     dof = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1)) if se > 0 else 1.0
-    half = float(stats.t.ppf((1 + level) / 2, dof) * se)
-    return mean, mean - half, mean + half
+    return mean, _t_p(mean, threshold, se, dof)
+
+
+def holm_any(pvalues, alpha: float) -> bool:
+    """Whether Holm's step-down procedure at family-wise level ``alpha`` rejects at least one of
+    ``pvalues`` (NaN never rejects): its first step, the smallest p ≤ alpha/m."""
+    p = np.asarray(pvalues, float)
+    return bool(p.size and np.nanmin(p, initial=np.inf) <= alpha / p.size)
+
+
+def trend_past(d, vals, star: int, threshold: float) -> tuple[float, float, int]:
+    """The trend over D ≥ D*: per seed the least-squares line of the oriented q on log D over
+    ``d[star:]``, continued to D_next = D_max²/D_{max−1}; returns (mean, one-sided p) of "its
+    value there beats q(D*) by more than ``threshold``" and D_next (rounded). Seeds with a NaN in
+    the tail are left out."""
+    x = np.log(d[star:].astype(float))
+    y = np.stack([v for v in vals[star:]])  # (Ds, seeds)
+    keep = np.isfinite(y).all(axis=0)
+    y = y[:, keep]
+    x_next = 2 * x[-1] - (x[-2] if x.size > 1 else x[-1])
+    slope, intercept = np.polyfit(x, y, 1) if x.size > 1 else (np.zeros(y.shape[1]), y[0])
+    gain = intercept + slope * x_next - y[0]
+    n = gain.size
+    mean = float(gain.mean()) if n else math.nan
+    se = float(gain.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
+    p = _t_p(mean, threshold, se, n - 1) if n > 1 else math.nan
+    return mean, p, round(math.exp(x_next))
 
 
 def saturation(
     dims,
     per_seed,
     increasing: bool,
-    level: float = SEED_LEVEL,
+    alpha: float = ALPHA,
     tolerance: float = CLOSE_TOLERANCE,
+    trend: bool = True,
 ) -> Saturation:
     """The saturation point of a sweep: ``per_seed[i]`` the seed values at ``dims[i]`` (rows aligned
-    by seed for the paired comparison); ``increasing``: whether larger values are better."""
+    by seed for the paired comparison); ``increasing``: whether larger values are better;
+    ``trend``: whether to run the trend check past D* (off only to show what it catches)."""
     d = np.asarray(dims, int)
     order = np.argsort(d)
     d = d[order]
-    vals = [np.asarray(per_seed[i], float) for i in order]
+    sign = 1.0 if increasing else -1.0
+    vals = [sign * np.asarray(per_seed[i], float) for i in order]
     if any(not np.isfinite(v).any() for v in vals):
         bad = [int(x) for x, v in zip(d, vals, strict=True) if not np.isfinite(v).any()]
         raise ValueError(f"no finite seed value at D = {bad}")
-    sign = 1.0 if increasing else -1.0
     n_seeds = min(int(np.isfinite(v).sum()) for v in vals)
-
-    def scale(i):
-        return tolerance * abs(float(np.nanmean(vals[i])))
-
-    def beats(i, j, resolvably: bool) -> bool:
-        mean, lo, _ = _interval(sign * vals[i], sign * vals[j], level)
-        return (lo if resolvably else mean) > scale(i)
-
-    def first_unbeaten(resolvably: bool) -> int:
-        for i in range(len(d)):
-            if not any(beats(i, j, resolvably) for j in range(i + 1, len(d))):
-                return i
-        return len(d) - 1
-
-    star, by_mean = first_unbeaten(True), first_unbeaten(False)
-    stated = f"{level:.0%} t-interval, tolerance {tolerance:.0%}"
+    stated = f"{LEVEL_TEXT}, tolerance {tolerance:.0%}"
     if n_seeds < 2:
         return Saturation(
             UNRESOLVED, None, d[0], math.inf, "unresolved", f"{n_seeds} seed: no interval"
         )
-    if by_mean > star:
-        j = next(j for j in range(star + 1, len(d)) if beats(star, j, False))
-        return Saturation(
-            UNRESOLVED,
-            int(d[star]),
-            int(d[star]),
-            int(d[by_mean]),
-            f"unresolved ({d[star]}–{d[by_mean]})",
-            f"D = {d[j]} beats D = {d[star]} by its mean, not resolvably ({stated})",
-        )
+
+    def threshold(i):
+        return tolerance * abs(float(np.nanmean(vals[i])))
+
+    def compare(i, j):
+        return improvement(vals[i], vals[j], threshold(i))
+
+    def beaten(i) -> bool:
+        return holm_any([compare(i, j)[1] for j in range(i + 1, len(d))], alpha)
+
+    def beaten_by_mean(i) -> bool:
+        return any(compare(i, j)[0] > threshold(i) for j in range(i + 1, len(d)))
+
+    star = next((i for i in range(len(d)) if not beaten(i)), len(d) - 1)
+    by_mean = next((i for i in range(len(d)) if not beaten_by_mean(i)), len(d) - 1)
     if star == len(d) - 1 and len(d) > 1:
         return Saturation(
             NOT_SATURATED,
@@ -127,6 +174,40 @@ def saturation(
             math.inf,
             f"≥ {d[-1]}",
             f"D = {d[-1]} resolvably beats D = {d[-2]}: no plateau in the sweep ({stated})",
+        )
+    if trend and len(d) > 1:
+        gain, p, d_next = trend_past(d, vals, star, threshold(star))
+        why = (
+            f"the trend over D ≥ {d[star]} continued to D = {d_next} beats D = {d[star]} by "
+            f"{gain:+.3g} against the tolerance {threshold(star):.3g}"
+        )
+        if np.isfinite(p) and p <= alpha:
+            return Saturation(
+                NOT_SATURATED,
+                None,
+                int(d[-1]),
+                math.inf,
+                f"≥ {d[-1]}",
+                f"{why}, resolvably: still moving at the sweep's end ({stated})",
+            )
+        if gain > threshold(star):
+            return Saturation(
+                UNRESOLVED,
+                int(d[star]),
+                int(d[star]),
+                math.inf,
+                f"unresolved (≥ {d[star]})",
+                f"{why}, by its mean, not resolvably ({stated})",
+            )
+    if by_mean > star:
+        j = next(j for j in range(star + 1, len(d)) if compare(star, j)[0] > threshold(star))
+        return Saturation(
+            UNRESOLVED,
+            int(d[star]),
+            int(d[star]),
+            int(d[by_mean]),
+            f"unresolved ({d[star]}–{d[by_mean]})",
+            f"D = {d[j]} beats D = {d[star]} by its mean, not resolvably ({stated})",
         )
     if star == 0:
         return Saturation(
