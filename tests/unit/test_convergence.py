@@ -1,8 +1,23 @@
-"""The convergence measure of every verdict on trained models (analyses/convergence.py)."""
+"""The convergence measure of every verdict on trained models (analyses/convergence.py).
+
+Mutations these tests catch (each tried once and seen to fail):
+* the best checkpoint "at the end" without its gain clause (the first version): a loss falling
+  monotonically to lr → 0 is never converged, whatever the margin;
+* the gain clause on the last checkpoint only (v[:-1].min() − v[-1]): a best second-to-last
+  checkpoint that beats the earlier ones by more than the effect is missed;
+* judging by the drop alone: a cell still gaining more than the effect at its end passes;
+* the 2x-budget comparison reading |2B − B| < tol as "differs" (sign flipped).
+"""
 
 import numpy as np
 
-from crl_approx.analyses.convergence import NOT_CONVERGED, cell_convergence, gate
+from crl_approx.analyses.convergence import (
+    NOT_CONVERGED,
+    budget_agrees,
+    cell_convergence,
+    end_gain,
+    gate,
+)
 
 
 def cosine_tail(total_drop: float, n: int = 10) -> list[float]:
@@ -13,15 +28,33 @@ def cosine_tail(total_drop: float, n: int = 10) -> list[float]:
     return list(1.0 - total_drop * progress)
 
 
-def test_a_run_still_falling_at_its_end_has_not_converged_even_when_its_tail_is_small():
-    """The 600-step Experiment R case: the last fifth drops little (cosine schedule) but every
-    run's best checkpoint is its last. Judging by the drop alone (the mutation, the first version
-    of the gate) calls it converged."""
+def test_a_monotone_cosine_tail_whose_end_gains_little_has_converged():
+    """The population runs of Table 1: the loss falls to lr → 0, so the last checkpoint is the
+    best, by 0.1 of the effect here (the runs: 1e-6 … 3e-2). The end gain is below half the
+    effect: not "at the end"."""
     hist = cosine_tail(0.2)
+    assert np.argmin(hist) == len(hist) - 1
+    assert end_gain(hist) == np.float64(hist[-3] - hist[-1])
     c = cell_convergence([hist] * 3, effect=0.1)
-    assert c["drop_over_effect"] <= 0.5  # the drop alone would pass it
+    assert c["best_at_end"] == "0/3" and c["converged"]
+    assert c["end_gain_over_effect"] < 0.5
+    assert gate("fails", c["converged"]) == "fails"
+
+
+def test_a_run_whose_end_gains_more_than_the_effect_has_not_converged():
+    """Same shape, ten times the fall: the last fifth and the end gain are each ~1 × the effect."""
+    c = cell_convergence([cosine_tail(2.0)] * 3, effect=0.1)
     assert c["best_at_end"] == "3/3" and not c["converged"]
     assert gate("fails", c["converged"]) == NOT_CONVERGED
+
+
+def test_a_late_dip_at_the_second_to_last_checkpoint_counts_as_at_the_end():
+    """The last-fifth drop is small (0.60 → 0.58 = 0.2 × effect) but the second-to-last checkpoint
+    beats every earlier one by 0.10 = 1 × effect: the run is still finding better points."""
+    dip = [1.0, 0.8, 0.7, 0.65, 0.62, 0.61, 0.61, 0.60, 0.50, 0.58]
+    c = cell_convergence([dip] * 3, effect=0.1)
+    assert c["drop_over_effect"] <= 0.5  # the drop alone would pass it
+    assert c["best_at_end"] == "3/3" and not c["converged"]
 
 
 def test_a_run_whose_best_checkpoint_is_mid_run_and_tail_small_has_converged():
@@ -33,7 +66,13 @@ def test_a_run_whose_best_checkpoint_is_mid_run_and_tail_small_has_converged():
 
 def test_the_majority_of_seeds_decides_where_the_best_checkpoint_is():
     mid = [1.0, 0.5, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6]
-    c = cell_convergence([mid, mid, cosine_tail(0.01)], effect=0.1)
+    dip = [1.0, 0.5, 0.6, 0.6, 0.6, 0.6, 0.6, 0.6, 0.38, 0.6]  # beats 0.5 by 0.12 at the end
+    c = cell_convergence([mid, mid, dip], effect=0.1)
     assert c["best_at_end"] == "1/3" and c["converged"]
-    c = cell_convergence([mid, cosine_tail(0.01), cosine_tail(0.01)], effect=0.1)
+    c = cell_convergence([mid, dip, dip], effect=0.1)
     assert c["best_at_end"] == "2/3" and not c["converged"]
+
+
+def test_the_budget_check_reads_agreement_within_the_tolerance():
+    assert budget_agrees(0.836, 0.85, 0.1)
+    assert not budget_agrees(0.10, 0.95, 0.1)
