@@ -75,6 +75,8 @@ BAD_CONFIGS = [
     ("noise_window_nan", {"noise": {"window": [NAN, 1.0e-3]}}, "noise.window.0"),
     ("theory_eps_nan", {"theory": {"eps": [NAN, 0.1]}}, "theory.eps.0"),
     ("theory_beta_inf", {"theory": {"beta": INF}}, "theory.beta"),
+    ("dynamics_budget_dims_outside", {"dynamics": {"budget_dims": [3]}}, "dynamics.budget_dims"),
+    ("dynamics_budget_check_zero", {"dynamics": {"budget_check": 0}}, "dynamics.budget_check"),
     ("other_lr_nan", {"sample_size": {"other_lrs": [0.003, NAN]}}, "sample_size.other_lrs.1"),
     (
         "capture_threshold_nan",

@@ -3,6 +3,7 @@ answers, the learned coefficients and the re-weighting refit on the mixture's sp
 verdicts, and the early checkpoints that must leave training bitwise unchanged."""
 
 import json
+import math
 
 import numpy as np
 import pandas as pd
@@ -198,7 +199,15 @@ def test_verdicts_follow_the_numbers():
     assert alignment_verdict(8, 6, 0.06, 0.06, 0.1, [1.0, 0.99, 0.98, 0.95, 0.75, 0.69])[0] == (
         "fails"
     )
-    assert alignment_verdict(8, 6, 0.06, 0.06, 0.1, [1.0, 0.99, 0.95])[0] == "inconclusive"
+    # and both ways: every resolvable direction captured holds (the one-sided first version,
+    # the mutation, left it "inconclusive"); the statistic is the smallest capture
+    assert alignment_verdict(8, 6, 0.06, 0.06, 0.1, [1.0, 0.99, 0.95]) == (
+        "holds",
+        "only 6 of the 8 directions have λ_i ≥ the excess; their smallest capture 0.950 vs 0.90",
+        0.95,
+    )
+    assert math.isnan(alignment_verdict(8, 6, 0.99, 0.99, 0.1)[2])
+    assert alignment_verdict(4, 6, 0.93, 0.91, 0.1)[2] == 0.91
     assert order_verdict(1, [np.nan], 0.5)[0] == "not applicable"
     assert order_verdict(4, [0.8, 0.6, np.nan], 0.5)[0] == "holds"
     assert order_verdict(4, [0.8, -0.4, 0.2], 0.5)[0] == "inconclusive"

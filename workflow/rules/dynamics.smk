@@ -3,10 +3,42 @@
 # which directions are acquired (docs/dynamics.md).
 
 
+rule train_encoder_budget:
+    # the convergence gate's budget check: train_encoder's script on Table 1's cells at
+    # dynamics.budget_dims, at dynamics.budget_check × the budget (docs/dynamics.md)
+    input:
+        unpack(encoder_inputs),
+    output:
+        model=budget_seed_files("model.pt"),
+        metrics=budget_seed_files("metrics.json"),
+        checkpoints=budget_seed_files("checkpoints.npz"),
+    log:
+        "logs/train_encoder_budget/{dataset}/objective~{objective}/score~{score}/dim~{dim}.log",
+    benchmark:
+        "benchmarks/train_encoder_budget/{dataset}/objective~{objective}/score~{score}/dim~{dim}.tsv"
+    conda:
+        "../../envs/torch.yaml"
+    threads: 1
+    resources:
+        gpu=1,
+        mem_mb=4000,
+        runtime="1h",
+    params:
+        data=training_data_params,
+        train=budget_train_params,
+        tau=lookup(dpath="tau", within=config),
+        seeds=lookup(dpath="seeds", within=config),
+        early_steps=lookup(dpath="dynamics/early_steps", within=config),
+    script:
+        "../scripts/train_encoder.py"
+
+
 rule measure_dynamics:
     input:
         metrics=encoder_files("gmm", table1_runs(), "metrics.json"),
         checkpoints=encoder_files("gmm", table1_runs(), "checkpoints.npz"),
+        budget_metrics=budget_files("metrics.json"),
+        budget_checkpoints=budget_files("checkpoints.npz"),
     output:
         steps="results/tables/dynamics_steps.csv",
         table=report(

@@ -13,4 +13,5 @@ with rule_logging(smk):
         smk.input.metrics,
         smk.input.checkpoints,
         smk.output,
+        (smk.input.budget_metrics, smk.input.budget_checkpoints),
     )

@@ -5,6 +5,7 @@
 - ``noise``, ``noise_mc``: the noise exponent's Monte Carlo and its fits.
 - ``calibration``: retrieval excess against contrastive excess.
 - ``dynamics``: alignment with the eigenfunctions and acquisition order over checkpoints.
+- ``dynamics_budget``: the dynamics' budget check, the alignment statistic at 2x the budget.
 - ``dynamics_lcgm``: the LCGM sweep's f, g against the posterior and log-ratio spans.
 - ``sample_size``: where the sampled protocol's error goes.
 - ``sample_size_fits``: the study's fits, per regime, with per-seed asymptotes.

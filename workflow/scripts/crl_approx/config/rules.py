@@ -205,8 +205,19 @@ def theory_errors(cfg: dict) -> list[str]:
     return []
 
 
+def dynamics_errors(cfg: dict) -> list[str]:
+    dims = cfg["gmm"]["dims"]
+    outside = [d for d in cfg["dynamics"].get("budget_dims", []) if d not in dims]
+    if outside:
+        return [
+            f"config key 'dynamics.budget_dims': {outside} not in gmm.dims = {dims}; allowed: "
+            f"a subset of gmm.dims"
+        ]
+    return []
+
+
 def cross_key_errors(cfg: dict) -> list[str]:
     """Constraints between keys that a JSON schema cannot express cleanly."""
     checks = (gmm_errors, train_errors, lcgm_errors, noise_errors, sample_size_errors)
-    checks += (theory_errors,)
+    checks += (theory_errors, dynamics_errors)
     return [msg for check in (*checks, digits_errors) for msg in check(cfg)]
