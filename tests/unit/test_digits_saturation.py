@@ -67,6 +67,10 @@ def test_an_early_plateau_fails_only_when_the_runs_converged():
     [
         ("≥ 20", "no plateau within the sweep (D ≥ 20)"),
         ("unresolved (8–9)", "not resolved by the seeds (somewhere in D = 8–9)"),
+        (
+            "unresolved (≥ 8)",
+            "not resolved by the seeds (somewhere at D ≥ 8, perhaps past the sweep)",
+        ),
         ("≤ 1", "saturates at D ≤ 1"),
         ("4", "saturates at D 4"),
     ],

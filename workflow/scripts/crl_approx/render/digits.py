@@ -88,14 +88,16 @@ CURVE_NAMES = {
 
 
 def saturation_phrase(curve: str, label: str) -> str:
-    """A saturation rule's label (``"4"``, ``"≤ 1"``, ``"≥ 20"``, ``"unresolved (8–9)"``) as
-    words."""
+    """A saturation rule's label (``"4"``, ``"≤ 1"``, ``"≥ 20"``, ``"unresolved (8–9)"``,
+    ``"unresolved (≥ 8)"``) as words."""
     name = CURVE_NAMES.get(curve, curve.replace("_", " "))
     if label.startswith("≥"):
         return f"{name}: no plateau within the sweep (D {label})"
     if label.startswith("unresolved"):
         rest = label.removeprefix("unresolved").strip(" ()")
         where = f" (somewhere in D = {rest})" if rest else ""
+        if rest.startswith("≥"):  # the trend past D* continues: the point may lie past the sweep
+            where = f" (somewhere at D {rest}, perhaps past the sweep)"
         return f"{name}: saturation point not resolved by the seeds{where}"
     return f"{name} saturates at D {label}"
 
@@ -188,12 +190,13 @@ class RunTables:
     def rule() -> dict:
         """The saturation rule's and the convergence gate's constants, for the block's text."""
         from ..analyses.convergence import CONVERGED_SHARE
-        from ..numerics.saturation import RULE_DATE
-        from ..numerics.tiers import CLOSE_TOLERANCE, SEED_LEVEL
+        from ..numerics.saturation import ALPHA, LEVEL_TEXT, RULE_DATE
+        from ..numerics.tiers import CLOSE_TOLERANCE
 
         return {
             "date": RULE_DATE,
-            "level": SEED_LEVEL,
+            "level": LEVEL_TEXT,
+            "alpha": ALPHA,
             "tolerance": CLOSE_TOLERANCE,
             "share": CONVERGED_SHARE,
         }
