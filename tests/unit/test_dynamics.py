@@ -14,6 +14,7 @@ from crl_approx.analyses.dynamics import (
     alignment_verdict,
     checkpoint_series,
     order_verdict,
+    summary_table,
 )
 from crl_approx.models.data import gmm_pairs
 from crl_approx.models.gmm import GaussianMixture
@@ -301,3 +302,60 @@ def test_strict_order_counts_ties_and_inversions_as_not_ordered():
     assert order_correlation(np.array([3.0, 8, 256, 16])) >= 0.5
     assert not strictly_ordered([3, 256, 256])  # a tie
     assert not strictly_ordered([3, np.nan])  # one learned direction: no order observed
+
+
+def _cell_rows(f_min: float) -> pd.DataFrame:
+    """Two checkpoints × 2 directions × 3 seeds of one population D = 2 cell whose final excess
+    (1e-4) lies below both eigenvalues: every direction resolvable, the verdict reads f_min."""
+    rows = []
+    for seed in range(3):
+        for step in (1, 100):
+            for i in (1, 2):
+                rows.append(
+                    {
+                        "objective": "population",
+                        "D": 2,
+                        "seed": seed,
+                        "step": step,
+                        "excess_risk": 1e-4,
+                        "refit_excess": 5e-5,
+                        "floor_excess": 1e-5,
+                        "f_min_cos2": f_min,
+                        "f_mean_cos2": f_min,
+                        "g_min_cos2": 0.99,
+                        "g_mean_cos2": 0.99,
+                        "f_floor_min_cos2": 0.9,
+                        "g_floor_min_cos2": 0.9,
+                        "direction": i,
+                        "lambda": 1.0 / i,
+                        "f_capture": 0.99,
+                        "g_capture": 0.99,
+                        "coefficient": step / 100 / i,
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize(
+    ("at_2b", "verdict"),
+    [(None, "fails"), (0.55, "fails"), (0.95, "unresolved: not converged")],
+)
+def test_an_alignment_miss_fails_only_when_twice_the_budget_agrees(at_2b, verdict):
+    """A miss (smallest cos² 0.5 against 0.90) on runs whose loss has settled (flat validation
+    loss): with no budget check it fails; with the statistic at 2B within alignment_tol of B
+    (0.55) it fails; at 2B moving past the tolerance (0.95) the runs had not converged. Mutation
+    caught: gating on the loss measure alone (ignoring ``budget_agrees``) fails the last case."""
+    from types import SimpleNamespace
+
+    spec = SimpleNamespace(eigenvalues=np.array([1.0, 0.5, 1e-6]))
+    dyn = {"alignment_tol": 0.1, "rho_holds": 0.5, "learned_min": 0.25}
+    dyn |= {"coefficient_fraction": 0.5, "capture_threshold": 0.9}
+    floors = {2: {"f_min_cos2": 0.9, "g_min_cos2": 0.9}}
+    histories = {("population", 2): [[1.0] * 10] * 3}
+    budget = None
+    if at_2b is not None:
+        budget = {("population", 2): {"f_min_cos2": at_2b, "g_min_cos2": 0.99, "captures": [1, 1]}}
+    row = summary_table(_cell_rows(0.5), spec, dyn, floors, histories, budget).iloc[0]
+    assert row["alignment_verdict"] == verdict
+    assert row["alignment_verdict_pre_registered"] == "fails"
+    assert row["alignment_statistic"] == 0.5
