@@ -155,6 +155,7 @@ def test_editing_tau_reruns_what_depends_on_it_and_nothing_else(smoke_run):
         "compute_spectrum": 1,
         "compute_rank_floor": 1,
         "train_encoder": 8,  # 4 Table 1 runs, 2 cosine-ablation runs, 2 LCGM runs
+        "train_encoder_budget": 2,  # the dynamics budget check: 2 objectives at D = 2
         "assemble_table1": 1,
         "probe_lcgm": 2,
         "assemble_lcgm": 1,
