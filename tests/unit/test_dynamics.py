@@ -337,21 +337,29 @@ def _cell_rows(f_min: float) -> pd.DataFrame:
 
 
 @pytest.mark.parametrize(
-    ("at_2b", "verdict"),
-    [(None, "fails"), (0.55, "fails"), (0.95, "unresolved: not converged")],
+    ("falling", "at_2b", "verdict"),
+    [
+        (False, None, "fails"),
+        (False, 0.55, "fails"),
+        (False, 0.95, "unresolved: not converged"),
+        (True, None, "unresolved: not converged"),
+        (True, 0.55, "fails"),
+    ],
 )
-def test_an_alignment_miss_fails_only_when_twice_the_budget_agrees(at_2b, verdict):
-    """A miss (smallest cos² 0.5 against 0.90) on runs whose loss has settled (flat validation
-    loss): with no budget check it fails; with the statistic at 2B within alignment_tol of B
-    (0.55) it fails; at 2B moving past the tolerance (0.95) the runs had not converged. Mutation
-    caught: gating on the loss measure alone (ignoring ``budget_agrees``) fails the last case."""
+def test_an_alignment_miss_fails_only_when_twice_the_budget_agrees(falling, at_2b, verdict):
+    """A miss (smallest cos² 0.5 against 0.90). Without a budget check the loss measure gates it
+    (flat validation loss: fails; still falling: not converged). With one, the statistic at 2B
+    decides: within alignment_tol of B (0.55) the miss fails, whatever the loss did; moving past
+    the tolerance (0.95) the runs had not converged. Mutations caught: gating on the loss measure
+    alone (ignoring ``budget_agrees``) fails the third and fifth cases."""
     from types import SimpleNamespace
 
     spec = SimpleNamespace(eigenvalues=np.array([1.0, 0.5, 1e-6]))
     dyn = {"alignment_tol": 0.1, "rho_holds": 0.5, "learned_min": 0.25}
     dyn |= {"coefficient_fraction": 0.5, "capture_threshold": 0.9}
     floors = {2: {"f_min_cos2": 0.9, "g_min_cos2": 0.9}}
-    histories = {("population", 2): [[1.0] * 10] * 3}
+    loss = [1.0 - (0.1 * i if falling else 0.0) for i in range(10)]
+    histories = {("population", 2): [loss] * 3}
     budget = None
     if at_2b is not None:
         budget = {("population", 2): {"f_min_cos2": at_2b, "g_min_cos2": 0.99, "captures": [1, 1]}}

@@ -214,7 +214,8 @@ def summary_table(rows, spec, dyn: dict, floors: dict, histories=None, budget=No
             )[2]
             agrees = budget_agrees(align[2], at_2b, tol)
         if conv is not None:
-            settled = conv["converged"] and agrees is not False
+            # the 2B comparison, where measured, is the measurement of the statistic itself
+            settled = conv["converged"] if agrees is None else agrees
             align = (gate(align[0], settled), align[1], align[2])
         rhos = [a["rho_coefficient"] for a in acq]
         order = order_verdict(d, rhos, dyn["rho_holds"])

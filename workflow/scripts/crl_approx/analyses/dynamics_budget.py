@@ -3,11 +3,12 @@
 
 Under the cosine schedule the learning rate goes to 0 at the end, so a flat validation loss says
 little about whether the features have settled: a direction with a tiny eigenvalue moves the loss
-by little while its squared cosine can still move by a lot. An alignment miss therefore counts as
-a failure only when the statistic the verdict reads (the smallest squared principal cosine, or the
-smallest capture of the resolvable directions: :func:`.dynamics.alignment_verdict`) at 2B lies
-within ``dynamics.alignment_tol`` of its value at B (:func:`.convergence.budget_agrees`); the same
-directions are judged (B's resolvable count).
+by little while its squared cosine can still move by a lot. Where measured, this check decides in
+place of the loss measure: an alignment miss counts as a failure exactly when the statistic the
+verdict reads (the smallest squared principal cosine, or the smallest capture of the resolvable
+directions: :func:`.dynamics.alignment_verdict`) at 2B lies within ``dynamics.alignment_tol`` of
+its value at B (:func:`.convergence.budget_agrees`); the same directions are judged (B's
+resolvable count).
 """
 
 from __future__ import annotations
