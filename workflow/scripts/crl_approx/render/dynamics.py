@@ -119,7 +119,8 @@ def summary_lines(table_csv, line, src) -> list[dict]:
                 (
                     f"smallest squared principal cosine (or, where some of the D directions lie "
                     f"below the final excess, smallest capture of the resolvable ones) "
-                    f"{_g(worst.min())} (bar {_bar(sub)}), over D = {dims}"
+                    f"{_g(worst.min())} at D = {int(decided['D'][worst.idxmin()])} "
+                    f"(bar {_bar(sub)}; over D = {dims})"
                 )
                 if len(worst)
                 else "—",
