@@ -69,3 +69,16 @@ def test_calibration_and_cosine_outputs(smoke_run):
         assert cosine[col].notna().all(), col
     # a cosine score is a constrained rank-D score: never below the best rank-D excess
     assert (cosine["mlp_excess_risk_mean_cosine"] >= cosine["rank_d_floor_excess_risk"]).all()
+
+
+def test_dynamics_budget_check_reads_the_2x_runs(smoke_run):
+    """config/smoke.yaml: dynamics.budget_dims [2], budget_check 2 (the default). The D = 2 cells
+    carry their statistic at twice the budget; D = 1 has none. Their runs took twice the steps."""
+    t = pd.read_csv(smoke_run / "results" / "tables" / "dynamics.csv").set_index(["objective", "D"])
+    assert t.loc[(slice(None), 2), "alignment_statistic_2b"].notna().all()
+    assert t.loc[(slice(None), 1), "alignment_statistic_2b"].isna().all()
+    for objective in ("population", "samples"):
+        path = f"objective~{objective}/score~inner/dim~2/seed~0/metrics.json"
+        once = json.loads((smoke_run / "results" / "encoders" / "gmm" / path).read_text())
+        twice = json.loads((smoke_run / "results" / "encoders_budget" / "gmm" / path).read_text())
+        assert twice["steps"] == 2 * once["steps"]
