@@ -112,6 +112,8 @@ def summary_lines(table_csv, line, src) -> list[dict]:
             worst = decided[["f_min_cos2", "g_min_cos2"]].min(axis=1)
         dims = ", ".join(str(int(d)) for d in decided["D"])
         label = aggregate(sub["alignment_verdict"])
+        if label == "fails":  # the number shown is a failing cell's, not an unresolved one's
+            worst = worst[decided["alignment_verdict"] == "fails"]
         lines.append(
             line(
                 f"Training dynamics, {objective}: span(f), span(g) reach the top-D eigenfunctions "
