@@ -104,9 +104,8 @@ def test_the_verdict_follows_the_per_seed_numbers(k, dims):
     """Groupings not in the default config (K = 3, 7). The same sweep, perturbed: flat from K − 1
     holds; an excess that keeps halving past K (far beyond 1 % seed noise) fails, or reads
     "unresolved: not converged" on runs still falling; the same slope buried in 30 % seed noise
-    is not a failure. Mutations caught: a prediction set not built from the pairing's own K
-    (e.g. the default groupings' {9, 10}), a rule without the per-seed test (reads the means),
-    dropping the convergence gate."""
+    is not a failure. Mutations caught (each seen failing): a prediction set not built from the
+    pairing's own K (the default groupings' {9, 10}), dropping the convergence gate."""
 
     def flat(d):
         return 0.05 if d >= k - 1 else 0.05 + 0.1 * (k - 1 - d)
