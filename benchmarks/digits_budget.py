@@ -55,7 +55,7 @@ def default_digits() -> dict:
 
 def run_digits(workdir: Path, budget: dict, cores: int) -> None:
     (workdir / "budget.yaml").write_text(yaml.safe_dump({"digits": budget}))
-    cmd = ["nice", "-n", "5", "snakemake", "-s", str(ROOT / "Snakefile"), "--directory"]
+    cmd = ["snakemake", "-s", str(ROOT / "Snakefile"), "--directory"]  # niced as this script
     cmd += [str(workdir), "--cores", str(cores), TARGET, "--configfile", "budget.yaml"]
     subprocess.run(cmd, check=True, cwd=workdir, stdin=subprocess.DEVNULL)
 
@@ -169,14 +169,21 @@ def commit() -> dict:
     def git(*a):
         return subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True).stdout.strip()
 
-    return {"commit": git("rev-parse", "HEAD"), "dirty": bool(git("status", "--porcelain"))}
+    return {
+        "commit": git("rev-parse", "HEAD"),
+        # the last commit that changed what the digits rules run (code, rules, config, schema)
+        "code_commit": git("log", "-1", "--format=%H", "--", "workflow", "config", "Snakefile"),
+        "dirty": bool(git("status", "--porcelain", "--", "workflow", "config", "Snakefile")),
+    }
 
 
 def budget_run(base: Path, name: str, budget: dict, cores: int) -> dict:
     run_dir = base / name
     run_dir.mkdir(parents=True, exist_ok=True)
-    load = os.getloadavg()[0]
-    run_dir.joinpath("load_start").write_text(str(load))
+    started = run_dir / "load_start"  # kept: a rerun on a finished folder (--keep) reuses its jobs
+    if not started.exists():
+        started.write_text(str(os.getloadavg()[0]))
+    load = float(started.read_text())
     run_digits(run_dir, budget, cores)
     tables = run_dir / "results" / "tables"
     verdicts = pd.read_csv(tables / "digits_verdicts.csv")
