@@ -1,8 +1,9 @@
-"""Experiment R's protocol scan (issue 26): one (pairing, D) cell of ``train_digits`` trained outside
-Snakemake with a given learning rate, step budget and schedule, every seed of config.yaml, and the
-number its verdict reads (held-out excess; MI bound for halves) at the early-stopping checkpoint.
-It prints one line per cell; ``benchmarks/digits_protocol_scan.json`` holds the lines of the scan
-that chose ``digits.lr``, ``halves_lr``, ``schedule`` and ``steps`` (docs/experiment_r.md).
+"""Experiment R's protocol scan (issue 26): one (pairing, D) cell of ``train_digits``, trained
+outside Snakemake with a given learning rate, step budget and schedule, every seed of config.yaml,
+and the number its verdict reads (held-out excess; MI bound for halves) at the early-stopping
+checkpoint. It prints one line per cell; ``benchmarks/digits_protocol_scan.json`` holds the lines
+of the scan that chose ``digits.lr``, ``halves_lr``, ``schedule`` and ``steps``
+(docs/experiment_r.md).
 
 Run from a folder that holds ``results/digits/images.npz`` (rule make_digits' output; its record
 names that path):
