@@ -158,10 +158,12 @@ def show_cells(cells: pd.DataFrame) -> None:
     for r in cells.itertuples():
         flag = "MOVED" if r.moved else ("resolved" if r.resolved else "not resolved")
         tol = "within" if r.within_tolerance else "beyond"
+        conv = getattr(r, "best_at_end_B", "?"), getattr(r, "best_at_end_2B", "?")
         print(
             f"{r.pairing:>6} D={r.D:<3} {r.witness:<15} B {r.mean_B:.4g} ± {r.sd_B:.2g}   "
             f"2B {r.mean_2B:.4g} ± {r.sd_2B:.2g}   Δ {r.diff_mean:+.3g} "
-            f"[{r.diff_lo:+.3g}, {r.diff_hi:+.3g}]  {flag}; {tol} 10 % ({r.tolerance:.2g})"
+            f"[{r.diff_lo:+.3g}, {r.diff_hi:+.3g}]  {flag}; {tol} 10 % ({r.tolerance:.2g}); "
+            f"best checkpoint at the end in {conv[0]} (B), {conv[1]} (2B)"
         )
 
 
@@ -230,6 +232,14 @@ def main() -> None:
         for name, bud in (("B", b), ("2B", {k: 2 * v for k, v in b.items()}))
     }
     cells = compare_cells(runs["B"].pop("runs"), runs["2B"].pop("runs"))
+    for name, r in runs.items():  # the gate's reading of each cell at B and at 2B
+        conv = pd.DataFrame(r["convergence"])[["pairing", "D", "best_at_end", "converged"]]
+        cells = cells.merge(
+            conv.add_suffix(f"_{name}").rename(
+                columns={f"pairing_{name}": "pairing", f"D_{name}": "D"}
+            ),
+            on=["pairing", "D"],
+        )
     show_cells(cells)
     for name, r in runs.items():
         jt = r["job_times"]
