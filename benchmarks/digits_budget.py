@@ -46,6 +46,8 @@ TARGET = "results/tables/digits_verdicts.csv"
 RULES = ("make_digits", "compute_digits_operator", "train_digits", "assemble_digits")
 COLUMNS = ["pairing", "verdict", "verdict_excess", "verdict_variance_rank_post_hoc"]
 COLUMNS += ["verdict_elbow_rule", "cells_converged", "best_checkpoint_mean", "max_drop_over_effect"]
+#: what the digits rules run: their code, rules, config and schema
+CODE = ("workflow", "config/*.yaml", "Snakefile")
 CONV = ["pairing", "D", "best_checkpoint_mean", "best_at_end", "drop_over_effect", "converged"]
 
 
@@ -174,8 +176,8 @@ def commit() -> dict:
     return {
         "commit": git("rev-parse", "HEAD"),
         # the last commit that changed what the digits rules run (code, rules, config, schema)
-        "code_commit": git("log", "-1", "--format=%H", "--", "workflow", "config", "Snakefile"),
-        "dirty": bool(git("status", "--porcelain", "--", "workflow", "config", "Snakefile")),
+        "code_commit": git("log", "-1", "--format=%H", "--", *CODE),
+        "dirty": bool(git("status", "--porcelain", "--", *CODE)),
     }
 
 
