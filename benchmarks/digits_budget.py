@@ -209,6 +209,7 @@ def main() -> None:
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--keep", type=Path, default=None, help="run here instead of a temp folder")
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "digits_budget.json")
+    ap.add_argument("--note", default="", help="how the machine was shared, kept in the record")
     ap.add_argument("--assess", type=Path, default=None)
     ap.add_argument("--pairings", nargs="*", default=None, help="with --assess: only these")
     args = ap.parse_args()
@@ -225,6 +226,7 @@ def main() -> None:
         "command": " ".join(["python3", "benchmarks/digits_budget.py", *sys.argv[1:]]),
         "cores": args.cores,
         "cpu_count": os.cpu_count(),
+        "note": args.note,
         "protocol": {k: digits[k] for k in ("lr", "halves_lr", "schedule", "batch_size")}
         | {"checkpoints": digits["checkpoints"], "groupings": digits["groupings"]}
         | {"halves_dims": digits["halves_dims"]},
