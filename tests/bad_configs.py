@@ -97,6 +97,10 @@ BAD_CONFIGS = [
     ("seed_2_32", {"seeds": [2**32]}, "seeds.0"),
     ("design_seed_2_64", {"lcgm": {"design_seed": 2**64}}, "lcgm.design_seed"),
     ("lr_above_one", {"train": {"lr": 5.0}}, "train.lr"),
+    ("digits_lr_zero", {"digits": {"lr": 0}}, "digits.lr"),
+    ("digits_lr_above_one", {"digits": {"lr": 2.0}}, "digits.lr"),
+    ("digits_halves_lr_nan", {"digits": {"halves_lr": NAN}}, "digits.halves_lr"),
+    ("digits_schedule_unknown", {"digits": {"schedule": "linear"}}, "digits.schedule"),
     ("other_lr_1e20", {"sample_size": {"other_lrs": [1e20]}}, "sample_size.other_lrs.0"),
     (
         "other_lrs_share_a_path_label",

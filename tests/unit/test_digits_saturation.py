@@ -62,6 +62,74 @@ def test_an_early_plateau_fails_only_when_the_runs_converged():
     assert not v["converged"] and v["verdict_excess"] == "unresolved: not converged"
 
 
+def crafted(k: int, dims, excess, noise: float, ranks_ok: bool = True):
+    """A per-seed runs table of pairing K<k> (3 seeds): ``excess(d)`` times (1 + noise·N(0, 1))
+    per seed, effective ranks that saturate at k − 1 and stay ≤ k (or grow with D)."""
+    rng = np.random.default_rng(k)
+    rows = []
+    for d in dims:
+        for s in range(3):
+            e = rng.standard_normal(3)
+            rank = min(d, k - 1) if ranks_ok else d
+            rows.append(
+                {
+                    "pairing": f"K{k}",
+                    "K": k,
+                    "D": d,
+                    "seed": s,
+                    "heldout_excess": excess(d) * (1 + noise * e[0]),
+                    "effective_rank": rank - 0.2 + 0.01 * e[1],
+                    "effective_rank_variance": rank - 0.5 + 0.01 * e[2],
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def verdicts_of(r, falling=False):
+    hist = [
+        {
+            "pairing": p,
+            "D": d,
+            "seed": s,
+            "history": [{"val_loss": 2.5 - (0.05 if falling else 0) * i} for i in range(10)],
+        }
+        for (p, d, s), _ in r.groupby(["pairing", "D", "seed"])
+    ]
+    conv = convergence_cells(hist, r, tau=0.5)
+    return saturation_verdicts(r, saturation_rows(r), conv).set_index("pairing").iloc[0]
+
+
+@pytest.mark.parametrize(("k", "dims"), [(3, [1, 2, 3, 4, 6]), (7, [4, 6, 7, 8, 12])])
+def test_the_verdict_follows_the_per_seed_numbers(k, dims):
+    """Groupings not in the default config (K = 3, 7). The same sweep, perturbed: flat from K − 1
+    holds; an excess that keeps halving past K (far beyond 1 % seed noise) fails, or reads
+    "unresolved: not converged" on runs still falling; the same slope buried in 30 % seed noise
+    is not a failure. Mutations caught (each seen failing): a prediction set not built from the
+    pairing's own K (the default groupings' {9, 10}), dropping the convergence gate."""
+
+    def flat(d):
+        return 0.05 if d >= k - 1 else 0.05 + 0.1 * (k - 1 - d)
+
+    def halving(d):
+        return flat(d) * 0.5 ** max(0, d - (k - 1))
+
+    v = verdicts_of(crafted(k, dims, flat, 0.01))
+    assert (v["verdict"], v["verdict_excess"]) == ("holds", "holds")
+    v = verdicts_of(crafted(k, dims, halving, 0.01))
+    assert (v["verdict"], v["verdict_excess"]) == ("fails", "fails")
+    assert verdicts_of(crafted(k, dims, halving, 0.01), falling=True)["verdict_excess"] == (
+        "unresolved: not converged"
+    )
+
+    def gentle(d):
+        return flat(d) * 0.85 ** max(0, d - (k - 1))
+
+    assert verdicts_of(crafted(k, dims, gentle, 0.3))["verdict_excess"] != "fails"
+    # the rank clause alone: an entropy rank that grows past K fails the full verdict
+    v = verdicts_of(crafted(k, dims, flat, 0.01, ranks_ok=False))
+    assert (v["verdict"], v["verdict_excess"]) == ("fails", "holds")
+
+
 @pytest.mark.parametrize(
     ("label", "words"),
     [

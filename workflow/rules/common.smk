@@ -424,6 +424,10 @@ def digits_train_params(wildcards):
 
 
 def digits_tower_params(wildcards):
-    """The train section's towers and optimiser (the experiment's own budget is in digits)."""
-    keys = ("width", "depth", "lr", "weight_decay", "schedule", "max_loss")
-    return {"score": "inner"} | {key: config["train"][key] for key in keys}
+    """The train section's towers, weight decay and max_loss; the experiment's own schedule and
+    learning rate (section digits: ``lr`` for pairing 1, ``halves_lr`` for pairing 2).
+    """
+    keys = ("width", "depth", "weight_decay", "max_loss")
+    lr = config["digits"]["halves_lr" if wildcards.pairing == "halves" else "lr"]
+    own = {"lr": lr, "schedule": config["digits"]["schedule"]}
+    return {"score": "inner"} | {key: config["train"][key] for key in keys} | own

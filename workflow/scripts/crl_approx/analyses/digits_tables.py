@@ -102,6 +102,12 @@ def verdict_table(sweep: pd.DataFrame, elbows: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def table1_k(digits: dict) -> int:
+    """The K of the real-image Table 1: the configured grouping with the most classes (the 10
+    digits in the default config; any grouping set, issue 26)."""
+    return max(len(g["groups"]) for g in digits["groupings"])
+
+
 def table1(classes: pd.DataFrame, sweep: pd.DataFrame, k: int) -> pd.DataFrame:
     """The real-image Table 1 for the grouping with k classes: per D of its sweep the exact tail,
     truncation excess and rank-D floor (all 0 at D ≥ K: the class PMI has rank K) beside the
@@ -224,7 +230,7 @@ def run_assemble(inputs, digits: dict, tau: float, output, elbow_fn=None) -> pd.
     write_csv(sweep, output.sweep)
     write_csv(elbows, output.elbow)
     write_csv(verdicts, output.verdicts)
-    write_csv(table1(classes, sweep, 10), output.table1)
+    write_csv(table1(classes, sweep, table1_k(digits)), output.table1)
     curve = curves(metrics)
     write_csv(curve, output.curves)
     extra = conv.drop(columns=["checkpoints", "best_checkpoint_mean"])

@@ -42,6 +42,7 @@ def context(sweep_csv, elbow_csv, verdicts_csv, table1_csv, classes_csv, cancorr
                 "n": int(r.n_seeds),
             }
         )
+    t1 = pd.read_csv(table1_csv)
     table1 = [
         {
             "D": int(r.D),
@@ -50,7 +51,7 @@ def context(sweep_csv, elbow_csv, verdicts_csv, table1_csv, classes_csv, cancorr
             "floor": fmt(r.rank_d_floor),
             "mlp": _pm(r.mlp_heldout_excess_mean, r.mlp_heldout_excess_sd),
         }
-        for r in pd.read_csv(table1_csv).itertuples()
+        for r in t1.itertuples()
     ]
     operator = [
         {
@@ -70,6 +71,7 @@ def context(sweep_csv, elbow_csv, verdicts_csv, table1_csv, classes_csv, cancorr
         ],
         "verdicts": verdicts.to_dict("records"),
         "table1": table1,
+        "table1_K": int(t1["K"].iloc[0]) if len(t1) else None,
         "operator": operator,
         "cancorr": [
             {"i": int(r.index), "true": f"{r.cancorr:.3f}", "shuffled": f"{r.cancorr_shuffled:.3f}"}
@@ -152,6 +154,12 @@ def summary_lines(ctx: dict, src, line) -> list[dict]:
     return out
 
 
+def nearest(dims, d: int) -> int:
+    """The D of ``dims`` nearest to ``d`` (the larger on a tie)."""
+    dims = sorted(int(x) for x in dims)
+    return min(dims, key=lambda x: (abs(x - d), -x))
+
+
 class RunTables:
     """What README's block ``digits_notes`` reads from a run: the tables (``table(name)`` for
     results/tables/digits_<name>.csv), the split sizes, where a learned spectrum drops, and the
@@ -177,14 +185,37 @@ class RunTables:
 
     def feature_gap(self, pairing: str) -> dict:
         """The largest ratio of consecutive seed-mean singular values of a pairing's learned
-        features at its largest D: where the spectrum drops."""
+        features at its largest D: where the spectrum drops (``i`` None at D = 1, ``next`` NaN
+        with a single ratio)."""
         sv = self.table("singular_values")
         sv = sv[sv["pairing"] == pairing]
         d = int(sv["D"].max())
         mean = sv[sv["D"] == d].groupby("index")["sv_normalised"].mean().to_numpy()
         ratios = mean[:-1] / mean[1:]
         order = np.argsort(ratios)[::-1]
-        return {"D": d, "i": int(order[0]) + 1, "ratio": ratios[order[0]], "next": ratios[order[1]]}
+        if not len(ratios):
+            return {"D": d, "i": None, "ratio": np.nan, "next": np.nan}
+        nxt = ratios[order[1]] if len(ratios) > 1 else np.nan
+        return {"D": d, "i": int(order[0]) + 1, "ratio": ratios[order[0]], "next": nxt}
+
+    def class_pairings(self) -> list[str]:
+        """The configured groupings' pairings (K<k>), in the verdict table's order."""
+        return [p for p in self.table("verdicts")["pairing"] if p != "halves"]
+
+    def lead(self) -> dict:
+        """The grouping of the real-image Table 1 (the most classes) for the block's prose: its
+        pairing, K, sweep (indexed by D), the D of its sweep nearest to K, and I(Z_x; Z_y)."""
+        k = int(self.table("table1")["K"].iloc[0])
+        sweep = self.table("sweep")
+        rows = sweep[sweep["pairing"] == f"K{k}"].set_index("D")
+        ops = self.table("class_operator")
+        mi = float(ops.loc[ops["K"] == k, "mutual_information"].iloc[0])
+        return {"pairing": f"K{k}", "K": k, "sweep": rows, "at_K": nearest(rows.index, k), "mi": mi}
+
+    def halves_at(self, d: int) -> int:
+        """The D of the halves sweep nearest to ``d`` (the pre-registered D = 10 when swept)."""
+        sweep = self.table("sweep")
+        return nearest(sweep.loc[sweep["pairing"] == "halves", "D"], d)
 
     @staticmethod
     def rule() -> dict:

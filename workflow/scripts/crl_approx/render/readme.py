@@ -27,7 +27,6 @@ from pathlib import Path
 
 import jinja2
 import numpy as np
-import pandas as pd
 import yaml
 
 from ..config import load_paper_values
@@ -35,7 +34,7 @@ from ..numerics import tiers
 from ..numerics.asymptotics import asymptotic_slope
 from .html import verdict_summary
 from .numbers import e, f, g, minsec, pct, pnum, pow10, protocol, reflow, span, thousands
-from .runrecord import job_times, training_fingerprint
+from .runrecord import job_times, run_table
 from .verdicts import verdict
 
 REPO = Path(__file__).resolve().parents[4]
@@ -78,28 +77,19 @@ class Run:
         self.results = results
         self.record = {p.stem: json.loads(p.read_text()) for p in sorted(records.glob("*.json"))}
         self.default_run = self.record.get("default_run", {})
+
+    def __getattr__(self, name):
+        """A run's table, read on first use (:data:`.runrecord.TABLES`): a run of some rules only,
+        e.g. Experiment R's, renders the blocks it can."""
+        results = self.__dict__.get("results")
         if results is None:
-            return
-        t = results / "tables"
-        self.fingerprint = training_fingerprint(results)
-        self.table1 = pd.read_csv(t / "table1.csv").set_index(["objective", "D"])
-        self.spectrum = pd.read_csv(results / "gmm" / "spectrum.csv").set_index("D")
-        self.convergence = pd.read_csv(results / "gmm" / "convergence.csv")
-        self.rank_floor = pd.read_csv(results / "gmm" / "rank_floor.csv").set_index("D")
-        self.runs = pd.read_csv(t / "encoder_runs_gmm.csv")
-        self.sample_size = pd.read_csv(t / "sample_size.csv")
-        self.fits = pd.read_csv(t / "sample_size_fits.csv")
-        self.lcgm = pd.read_csv(t / "lcgm_probes.csv").set_index("D")
-        self.elbow = pd.read_csv(t / "lcgm_elbow.csv").set_index("curve")
-        self.design = json.loads((results / "lcgm" / "design.json").read_text())
-        self.noise = pd.read_csv(t / "noise_exponent.csv")
-        self.curve = pd.read_csv(t / "noise_curve.csv")
-        self.calibration = pd.read_csv(t / "calibration.csv").set_index("group")
-        self.calibration_points = pd.read_csv(t / "calibration_points.csv")
-        self.cosine = pd.read_csv(t / "cosine_ablation.csv").set_index("D")
-        self.dynamics = pd.read_csv(t / "dynamics.csv")
-        self.dynamics_lcgm = pd.read_csv(t / "dynamics_lcgm.csv")
-        self.summary = verdict_summary(results, default_config(), load_paper_values(PAPER))
+            raise AttributeError(name)
+        if name == "summary":
+            value = verdict_summary(results, default_config(), load_paper_values(PAPER))
+        else:
+            value = run_table(results, name)
+        self.__dict__[name] = value
+        return value
 
     @property
     def digits(self):

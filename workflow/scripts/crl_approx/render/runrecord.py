@@ -3,6 +3,7 @@ training fingerprint that tells README's own run from another host's (docs/devel
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -52,3 +53,38 @@ def rendered_fingerprint(blocks: dict[str, str]) -> str | None:
     body = blocks.get("run_fingerprint", "")
     m = re.search(r"fingerprint\s+`([0-9a-f]{12})`", body)
     return m[1] if m else None
+
+
+#: README's tables of a run (:class:`.readme.Run` reads each on first use): name → (path under
+#: results/, index column(s))
+TABLES = {
+    "table1": ("tables/table1.csv", ["objective", "D"]),
+    "spectrum": ("gmm/spectrum.csv", "D"),
+    "convergence": ("gmm/convergence.csv", None),
+    "rank_floor": ("gmm/rank_floor.csv", "D"),
+    "runs": ("tables/encoder_runs_gmm.csv", None),
+    "sample_size": ("tables/sample_size.csv", None),
+    "fits": ("tables/sample_size_fits.csv", None),
+    "lcgm": ("tables/lcgm_probes.csv", "D"),
+    "elbow": ("tables/lcgm_elbow.csv", "curve"),
+    "noise": ("tables/noise_exponent.csv", None),
+    "curve": ("tables/noise_curve.csv", None),
+    "calibration": ("tables/calibration.csv", "group"),
+    "calibration_points": ("tables/calibration_points.csv", None),
+    "cosine": ("tables/cosine_ablation.csv", "D"),
+    "dynamics": ("tables/dynamics.csv", None),
+    "dynamics_lcgm": ("tables/dynamics_lcgm.csv", None),
+}
+
+
+def run_table(results: Path, name: str):
+    """One of :data:`TABLES`, the LCGM design, or the training fingerprint of the run."""
+    if name == "fingerprint":
+        return training_fingerprint(results)
+    if name == "design":
+        return json.loads((results / "lcgm" / "design.json").read_text())
+    if name not in TABLES:
+        raise AttributeError(name)
+    path, index = TABLES[name]
+    table = pd.read_csv(results / path)
+    return table if index is None else table.set_index(index)
