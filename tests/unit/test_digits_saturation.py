@@ -103,8 +103,9 @@ def verdicts_of(r, falling=False):
 def test_the_verdict_follows_the_per_seed_numbers(k, dims):
     """Groupings not in the default config (K = 3, 7). The same sweep, perturbed: flat from K − 1
     holds; an excess that keeps halving past K (far beyond 1 % seed noise) fails, or reads
-    "unresolved: not converged" on runs still falling; the same slope buried in 30 % seed noise
-    is not a failure. Mutations caught (each seen failing): a prediction set not built from the
+    "unresolved: not converged" on runs still falling; a gentle slope (10 % per D) buried in 30 %
+    seed noise is not a failure (a 15 % slope is: the trend check pools the Ds past D* and resolves
+    it). Mutations caught (each seen failing): a prediction set not built from the
     pairing's own K (the default groupings' {9, 10}), dropping the convergence gate."""
 
     def flat(d):
@@ -122,7 +123,7 @@ def test_the_verdict_follows_the_per_seed_numbers(k, dims):
     )
 
     def gentle(d):
-        return flat(d) * 0.85 ** max(0, d - (k - 1))
+        return flat(d) * 0.9 ** max(0, d - (k - 1))
 
     assert verdicts_of(crafted(k, dims, gentle, 0.3))["verdict_excess"] != "fails"
     # the rank clause alone: an entropy rank that grows past K fails the full verdict
