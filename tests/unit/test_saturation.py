@@ -191,3 +191,25 @@ def test_a_slow_monotone_curve_over_a_long_sweep_does_not_saturate(noise_seed):
     assert consistent(r, {K - 1, K}) == "fails"
     old = saturation(dims, values, increasing=False, trend=False)
     assert math.isfinite(old.hi) and old.hi >= 18  # the sweep's end set it
+
+
+def test_an_unresolved_step_before_a_flat_tail_is_not_a_trend():
+    """A measured curve (Experiment R, K = 10, held-out excess at 1600 steps, 3 seeds): a step from
+    D = 8 to 9 that the seeds do not resolve under Holm, then a tail flat within the 10 %
+    tolerance from D = 9 on (no later mean beats D = 9's by 10 %). The plateau is somewhere in
+    8–9, never "still moving". Mutation caught (seen failing): the trend line fitted from D*
+    instead of D_m, which tilts it with the unresolved step and reads "≥ 20"."""
+    dims = [4, 8, 9, 10, 11, 14, 20]
+    per_seed = [
+        [0.1125, 0.1033, 0.1065],
+        [0.0649, 0.0750, 0.0698],
+        [0.0629, 0.0650, 0.0612],
+        [0.0548, 0.0598, 0.0603],
+        [0.0551, 0.0632, 0.0604],
+        [0.0602, 0.0686, 0.0678],
+        [0.0566, 0.0646, 0.0583],
+    ]
+    means = np.mean(per_seed, axis=1)
+    assert all(means[2] - m <= 0.1 * means[2] for m in means[3:])  # flat from D = 9, by hand
+    r = saturation(dims, per_seed, increasing=False)
+    assert (r.status, r.lo, r.hi) == (UNRESOLVED, 8, 9), r

@@ -51,7 +51,8 @@ def convergence_cells(metrics: list[dict], runs: pd.DataFrame, tau: float) -> pd
             cell["mi_bound"].mean() * tau if pairing == "halves" else cell["heldout_excess"].mean()
         )
         rows.append(
-            {"pairing": pairing, "D": int(d)} | cell_convergence(hs, CLOSE_TOLERANCE * abs(value))
+            {"pairing": pairing, "D": int(d)}
+            | cell_convergence(hs, CLOSE_TOLERANCE * abs(value), at_best=True)
         )
     return pd.DataFrame(rows).sort_values(["pairing", "D"], ignore_index=True)
 
