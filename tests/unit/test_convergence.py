@@ -12,6 +12,7 @@ Mutations these tests catch (each tried once and seen to fail):
 import numpy as np
 
 from crl_approx.analyses.convergence import (
+    CONVERGED_SHARE,
     NOT_CONVERGED,
     budget_agrees,
     cell_convergence,
@@ -76,3 +77,18 @@ def test_the_majority_of_seeds_decides_where_the_best_checkpoint_is():
 def test_the_budget_check_reads_agreement_within_the_tolerance():
     assert budget_agrees(0.836, 0.85, 0.1)
     assert not budget_agrees(0.10, 0.95, 0.1)
+
+
+def test_a_run_read_at_its_best_checkpoint_is_judged_on_the_running_best():
+    """Experiment R reads each run at its best checkpoint. A noisy plateau (measured: K = 2, D = 2
+    at 1600 steps, seed 0) whose best checkpoint is mid-run and whose validation loss rises, then
+    dips back above the best, "drops" over the last fifth by more than the effect; its running best
+    does not move there, so the number the verdict reads cannot. A run still falling is unconverged
+    either way. Mutation caught (seen failing): ``at_best`` ignored (the plain drop)."""
+    plateau = [2.6975, 2.6941, 2.6885, 2.6877, 2.684, 2.6837, 2.6886, 2.6933, 2.687, 2.6858]
+    effect = 0.002
+    assert cell_convergence([plateau], effect)["drop_over_effect"] > CONVERGED_SHARE
+    c = cell_convergence([plateau], effect, at_best=True)
+    assert c["last_fifth_drop"] == 0.0 and c["converged"]
+    falling = [2.70 - 0.003 * i for i in range(10)]
+    assert not cell_convergence([falling], effect, at_best=True)["converged"]

@@ -113,11 +113,10 @@ def holm_any(pvalues, alpha: float) -> bool:
 
 
 def trend_past(d, vals, star: int, threshold: float) -> tuple[float, float, int]:
-    """The trend over D ≥ d[star] (the caller passes D_m's index): per seed the least-squares line of
-    the oriented q on log D over ``d[star:]``, continued to D_next = D_max²/D_{max−1}; returns
-    (mean, one-sided p) of "its value there beats q(d[star]) by more than ``threshold``" and
-    D_next (rounded). Seeds with a NaN in
-    the tail are left out."""
+    """The trend over D ≥ d[star] (the caller passes D_m's index): per seed the least-squares
+    line of the oriented q on log D over ``d[star:]``, continued to D_next = D_max²/D_{max−1};
+    returns (mean, one-sided p) of "its value there beats q(d[star]) by more than ``threshold``"
+    and D_next (rounded). Seeds with a NaN in the tail are left out."""
     x = np.log(d[star:].astype(float))
     y = np.stack([v for v in vals[star:]])  # (Ds, seeds)
     keep = np.isfinite(y).all(axis=0)
