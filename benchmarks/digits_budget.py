@@ -3,7 +3,8 @@ budgets double?
 
 Runs the digits rules of the workflow (only up to ``digits_verdicts.csv``) twice, each in its own
 temporary directory, one run after the other: once on the default config (budget B:
-``digits.steps``, ``digits.halves_steps``) and once with both doubled (2B), everything else equal.
+``digits.steps``, a grouping's own ``steps``, ``digits.halves_steps``) and once with all doubled
+(2B), everything else equal.
 Then it prints and records
 
 * per grouping and cell (pairing, D): the witness at B and 2B (held-out excess, pairing K<k>; MI
@@ -53,6 +54,16 @@ CONV = ["pairing", "D", "best_checkpoint_mean", "best_at_end", "drop_over_effect
 
 def default_digits() -> dict:
     return yaml.safe_load((ROOT / "config" / "config.yaml").read_text())["digits"]
+
+
+def doubled(budget: dict) -> dict:
+    """The 2B budget: every step count doubled, a grouping's own ``steps`` included."""
+    groupings = [
+        g | ({"steps": 2 * g["steps"]} if "steps" in g else {}) for g in budget["groupings"]
+    ]
+    return {"steps": 2 * budget["steps"], "halves_steps": 2 * budget["halves_steps"]} | {
+        "groupings": groupings
+    }
 
 
 def run_digits(workdir: Path, budget: dict, cores: int) -> None:
@@ -219,7 +230,7 @@ def main() -> None:
             show(str(args.assess), verdicts, Path(tmp))
         return
     digits = default_digits()
-    b = {"steps": digits["steps"], "halves_steps": digits["halves_steps"]}
+    b = {k: digits[k] for k in ("steps", "halves_steps", "groupings")}
     base = args.keep or Path(tempfile.mkdtemp(prefix="digits_budget_"))
     record = commit() | {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -233,7 +244,7 @@ def main() -> None:
     }
     runs = {
         name: budget_run(base, name, bud, args.cores)
-        for name, bud in (("B", b), ("2B", {k: 2 * v for k, v in b.items()}))
+        for name, bud in (("B", b), ("2B", doubled(b)))
     }
     cells = compare_cells(runs["B"].pop("runs"), runs["2B"].pop("runs"))
     for name, r in runs.items():  # the gate's reading of each cell at B and at 2B

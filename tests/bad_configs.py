@@ -128,6 +128,28 @@ BAD_CONFIGS = [
         {"digits": {"steps": 600, "checkpoints": 700, "halves_steps": 800}},
         "digits.checkpoints",
     ),
+    (
+        "digits_grouping_steps_zero",
+        {
+            "digits": {
+                "groupings": [
+                    {"groups": [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]], "dims": [1, 2, 3], "steps": 0}
+                ]
+            }
+        },
+        "digits.groupings.0.steps",
+    ),
+    (
+        "digits_checkpoints_above_a_groupings_steps",
+        {
+            "digits": {
+                "groupings": [
+                    {"groups": [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]], "dims": [1, 2, 3], "steps": 5}
+                ]
+            }
+        },
+        "digits.checkpoints",
+    ),
     ("digits_batch_above_train_images", {"digits": {"batch_size": 2000}}, "digits.batch_size"),
     (
         "digits_grouping_missing_a_digit",

@@ -406,20 +406,18 @@ def digits_runs(name):
 
 
 def digits_train_params(wildcards):
-    """What one train_digits cell depends on: the split and budget, and the grouping (pairing 1)
-    or nothing more (pairing 2)."""
+    """What one train_digits cell depends on: the split and budget, and its own grouping (pairing
+    1) or nothing more (pairing 2)."""
     keys = ("split_seed", "train_fraction", "val_fraction", "batch_size", "checkpoints")
     if wildcards.pairing == "halves":
         keys += ("halves_steps",)
     else:
-        keys += (
-            "groupings",
-            "keep_max",
-            "keep_min",
-            "n_train_pairs",
-            "n_val_pairs",
-            "steps",
-        )
+        keys += ("keep_max", "keep_min", "n_train_pairs", "n_val_pairs", "steps")
+        # only this pairing's grouping: changing another grouping (its dims, its own steps) does
+        # not retrain this one's cells
+        k = int(wildcards.pairing[1:])
+        own = [g for g in config["digits"]["groupings"] if len(g["groups"]) == k]
+        return digits_params(*keys) | {"groupings": own}
     return digits_params(*keys)
 
 

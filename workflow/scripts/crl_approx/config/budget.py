@@ -87,7 +87,8 @@ def work(cfg: dict) -> list[tuple[str, float, tuple[str, ...]]]:
     flop = 0.0
     for g in digits["groupings"]:
         flop += sum(
-            digits["steps"] * _step_flop(64, 64, d, digits["batch_size"], train) for d in g["dims"]
+            g.get("steps", digits["steps"]) * _step_flop(64, 64, d, digits["batch_size"], train)
+            for d in g["dims"]
         )
     for d in digits["halves_dims"]:
         flop += digits["halves_steps"] * _step_flop(32, 32, d, digits["batch_size"], train)
@@ -95,7 +96,7 @@ def work(cfg: dict) -> list[tuple[str, float, tuple[str, ...]]]:
         (
             "Experiment R (digits)",
             flop,
-            ("digits.steps", "digits.halves_steps", "digits.batch_size"),
+            ("digits.steps", "digits.groupings", "digits.halves_steps", "digits.batch_size"),
         )
     )
     noise = cfg["noise"]

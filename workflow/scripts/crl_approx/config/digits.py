@@ -86,6 +86,12 @@ def digits_errors(cfg: dict) -> list[str]:
         ("checkpoints", digits["steps"], "digits.steps"),
         ("checkpoints", digits["halves_steps"], "digits.halves_steps"),
     )
+    for i, g in enumerate(digits["groupings"]):
+        if "steps" in g and digits["checkpoints"] > g["steps"]:
+            errors.append(
+                f"config key 'digits.checkpoints': {digits['checkpoints']} exceeds "
+                f"digits.groupings[{i}].steps = {g['steps']}; allowed: at most {g['steps']}"
+            )
     for key, limit, what in limits:
         if digits[key] > limit:
             errors.append(

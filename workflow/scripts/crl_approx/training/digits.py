@@ -31,6 +31,16 @@ def grouping(groupings, pairing: str) -> list:
     return found[0]
 
 
+def pairing_steps(digits: dict, pairing: str) -> int:
+    """The step budget of one pairing's runs: ``halves_steps`` for the halves, the grouping's own
+    ``steps`` where it sets one, else ``steps``."""
+    if pairing == "halves":
+        return int(digits["halves_steps"])
+    k = int(pairing[1:])
+    own = [g["steps"] for g in digits["groupings"] if len(g["groups"]) == k and "steps" in g]
+    return int(own[0]) if own else int(digits["steps"])
+
+
 def class_split_pairs(images, labels, codes, groups, digits: dict, seed: int, split: str, n: int):
     """Pairing 1's pairs of one split and seed: (x pixels, y pixels, the sampler's output with the
     image indices ``ix``, ``iy`` into the whole data set)."""
@@ -87,8 +97,7 @@ def run(digits, train, tau, pairing, dim, seeds, threads, images_path, output, d
     dev = select_device(device)
     configure_threads(threads, dev)
     pairs = [training_pairs(images, labels, codes, digits, pairing, s) for s in seeds]
-    half = pairing == "halves"
-    steps = digits["halves_steps" if half else "steps"]
+    steps = pairing_steps(digits, pairing)
     run_train = train | {"epochs": digits["checkpoints"], "batch_size": digits["batch_size"]}
     d_x, d_y = pairs[0]["x_train"].shape[1], pairs[0]["y_train"].shape[1]
     model = build_model(seeds, d_x, d_y, dim, run_train).to(dev, torch.float32)
