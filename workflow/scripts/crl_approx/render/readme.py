@@ -108,6 +108,12 @@ class Run:
 
         return self.__dict__.setdefault("_digits", RunTables(self.results, job_times))
 
+    @property
+    def widths(self) -> dict:
+        """Experiment W's tables (name → DataFrame: "", "_eps", "_fits", "_verdicts")."""
+        t = self.results / "tables"
+        return {n: pd.read_csv(t / f"widths{n}.csv") for n in ("", "_eps", "_fits", "_verdicts")}
+
     # jobs of the default run's record
     def jobs(self, rule: str, pattern: str = "*") -> list[float]:
         per = self.default_run["rules"].get(rule, {}).get("per_job", {})
