@@ -96,7 +96,7 @@ def test_widths_outputs_reuse_the_default_cell(smoke_run):
     t1 = pd.read_csv(tables / "table1.csv").set_index(["objective", "D"])
     gmm = reused[reused["world"] == "gmm"].iloc[0]
     assert gmm["excess_mean"] == t1.loc[("population", 2), "mlp_excess_risk_mean"]
-    sources = runs[runs["width"] == 32]["source"]
+    sources = runs[(runs["width"] == 32) & (runs["data"] == "1x")]["source"]
     assert sources.str.startswith("results/encoders/").all()
     assert not (smoke_run / "results" / "widths" / "lcgm" / "tower~f" / "width~32").exists()
     verdicts = pd.read_csv(tables / "widths_verdicts.csv")

@@ -51,17 +51,23 @@ def w1(fits, eps, level) -> dict:
     lo, hi = powerlaw.t_interval(mean, diff[ok], level)
     if not (math.isfinite(lo) and math.isfinite(hi)):
         verdict = "unresolved: too few ε reached inside the grid"
+        measured = (
+            f"ε levels read between grid widths: f {int(f['n_levels'])}, g {int(g['n_levels'])} "
+            f"(a growth exponent needs 2 in every seed)"
+        )
     else:
         verdict = "holds" if lo > 0 else "fails" if hi < 0 else "unresolved"
+        measured = (
+            f"q_g − q_f = {mean:.3g} [{lo:.3g}, {hi:.3g}] over {int(ok.sum())} seeds "
+            f"(q_f = {np.nanmean(qf[ok]):.3g}, q_g = {np.nanmean(qg[ok]):.3g})"
+        )
     converged = bool(f["converged"] and g["converged"])
     return {
         "prediction": "W1",
         "world": "lcgm",
         "statement": "the width f needs grows more slowly in 1/ε than the width g needs "
         "(power exponent q_f < q_g)",
-        "measured": f"q_g − q_f = {mean:.3g} [{lo:.3g}, {hi:.3g}] over {int(ok.sum())} seeds "
-        f"(q_f = {np.nanmean(qf) if ok.any() else math.nan:.3g}, "
-        f"q_g = {np.nanmean(qg) if ok.any() else math.nan:.3g})",
+        "measured": measured,
         "verdict": gate(verdict, converged),
         "converged": converged,
         "value": mean,

@@ -151,7 +151,9 @@ def shape_test(rows, level: float, n_widths: int = 3) -> dict:
     if n_widths < 3:
         power = poly = "untested"
         p_text = q_text = f"{n_widths} widths: one log-log segment (a shape needs 3 widths)"
-    if "untested" in (power, poly):
+    if n_widths < 3:
+        verdict = "unresolved: fewer than three widths"
+    elif "untested" in (power, poly):
         verdict = "unresolved: too few ε reached inside the grid"
     elif power == "not rejected" and poly == "rejected":
         verdict = "power"
