@@ -198,6 +198,19 @@ BAD_CONFIGS = [
         {"sample_size": {"pools": [], "fresh": False, "lr_protocols": []}},
         "sample_size.pools",
     ),
+    # --- Experiment W (issue 29)
+    ("widths_gmm_dim_beyond_eigenvalues", {"widths": {"gmm_dim": 40}}, "widths.gmm_dim"),
+    (
+        "widths_gmm_objective_unknown",
+        {"widths": {"gmm_objective": "exact"}},
+        "widths.gmm_objective",
+    ),
+    ("widths_grid_unknown_world", {"widths": {"grid": {"mnist": [8]}}}, "widths.grid.mnist"),
+    ("widths_grid_width_zero", {"widths": {"grid": {"lcgm": [0, 8]}}}, "widths.grid.lcgm.0"),
+    ("widths_grid_empty", {"widths": {"grid": {"gmm": []}}}, "widths.grid.gmm"),
+    ("widths_tower_unknown", {"widths": {"towers": ["f", "h"]}}, "widths.towers.1"),
+    ("widths_eps_one", {"widths": {"eps": [0.1, 1.0]}}, "widths.eps.1"),
+    ("widths_data_check_word", {"widths": {"data_check": "yes"}}, "widths.data_check"),
     # --- the run's estimated work: refused up front (allow_large_run: true lets it run)
     ("study_work_absurd", {"gmm": {"n_train": 10**8}}, "gmm.n_train"),
     ("a_thousand_seeds", {"seeds": list(range(1000))}, "seeds"),

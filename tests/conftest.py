@@ -52,6 +52,12 @@ SMOKE_JOBS = {
     "plot_cosine": 1,
     "plot_sample_size": 1,
     "plot_digits": 1,
+    # Experiment W: lcgm and gmm, towers f and g, at width 8 (the cell at train.width = 32 is
+    # train_encoder's run), and the LCGM data check (both towers at 32 on twice the pairs)
+    "make_widths_data": 1,
+    "train_widths": 5,
+    "assemble_widths": 1,
+    "plot_widths": 1,
     "build_report": 1,
 }
 

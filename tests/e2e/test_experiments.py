@@ -82,3 +82,36 @@ def test_dynamics_budget_check_reads_the_2x_runs(smoke_run):
         once = json.loads((smoke_run / "results" / "encoders" / "gmm" / path).read_text())
         twice = json.loads((smoke_run / "results" / "encoders_budget" / "gmm" / path).read_text())
         assert twice["steps"] == 2 * once["steps"]
+
+
+def test_widths_outputs_reuse_the_default_cell(smoke_run):
+    """Experiment W on the smoke config (train.width 32, grid 8, K = 4, gmm_dim 2). The cell at
+    train.width is the existing run: its excess is the LCGM sweep's held-out excess at D = K and
+    Table 1's population excess at D = gmm_dim, value for value (a retrained or re-scored cell
+    would differ in the last bits). Mutation caught: reading the reused LCGM cell's metrics
+    instead of its probes (no heldout_excess there: the job fails), or a retrained default cell."""
+    tables = smoke_run / "results" / "tables"
+    cells = pd.read_csv(tables / "widths.csv")
+    runs = pd.read_csv(tables / "widths_runs.csv")
+    assert set(cells["width"]) == {8, 32}
+    reused = cells[cells["reused"]]
+    assert set(zip(reused["world"], reused["tower"], strict=True)) == {
+        ("lcgm", "f"),
+        ("lcgm", "g"),
+        ("gmm", "f"),
+        ("gmm", "g"),
+        ("lcgm", "both"),
+    }
+    lcgm = pd.read_csv(tables / "lcgm_probes.csv").set_index("D")
+    for tower in ("f", "g"):
+        row = reused[(reused["world"] == "lcgm") & (reused["tower"] == tower)].iloc[0]
+        assert row["excess_mean"] == lcgm.loc[4, "heldout_excess_mean"]
+    t1 = pd.read_csv(tables / "table1.csv").set_index(["objective", "D"])
+    gmm = reused[reused["world"] == "gmm"].iloc[0]
+    assert gmm["excess_mean"] == t1.loc[("population", 2), "mlp_excess_risk_mean"]
+    sources = runs[(runs["width"] == 32) & (runs["data"] == "1x")]["source"]
+    assert sources.str.startswith("results/encoders/").all()
+    assert not (smoke_run / "results" / "widths" / "lcgm" / "tower~f" / "width~32").exists()
+    verdicts = pd.read_csv(tables / "widths_verdicts.csv")
+    assert list(verdicts["prediction"]) == ["W1", "W2", "W3", "data check"]
+    assert (smoke_run / "results" / "figures" / "widths.svg").stat().st_size > 0

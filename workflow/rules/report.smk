@@ -148,6 +148,7 @@ REPORT_FIGURES = {
     "fig_dynamics_order": rules.plot_dynamics_order,
     "fig_digits": rules.plot_digits,
     "fig_dynamics_lcgm": rules.plot_dynamics_lcgm,
+    "fig_widths": rules.plot_widths,
 }
 
 
@@ -162,6 +163,7 @@ REPORT_DOCS_PAGES = [
     "experiment_r.md",
     "dynamics.md",
     "cosine.md",
+    "widths.md",
 ]
 
 
@@ -189,6 +191,10 @@ rule build_report:
         digits_table1=rules.assemble_digits.output.table1,
         digits_cancorr=rules.assemble_digits.output.cancorr,
         digits_classes=rules.compute_digits_operator.output.table,
+        widths_table=rules.assemble_widths.output.table,
+        widths_eps=rules.assemble_widths.output.eps,
+        widths_fits=rules.assemble_widths.output.fits,
+        widths_verdicts=rules.assemble_widths.output.verdicts,
         paper=repo_path("workflow", "resources", "paper_values.yaml"),
         template=repo_path("report", "templates", "index.html.j2"),
         # the docs pages the sections link, carried in the report's appendix (render/pages.py)
@@ -206,6 +212,7 @@ rule build_report:
                 "verdicts.py",
                 "dynamics.py",
                 "digits.py",
+                "widths.py",
             )
         ],
     output:

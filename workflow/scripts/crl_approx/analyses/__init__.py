@@ -13,6 +13,8 @@
 - ``digits_saturation``: Experiment R's verdicts by the saturation rule, gated by convergence.
 - ``digits``, ``digits_tables``: Experiment R's exact class operator, held-out numbers, tables,
   elbows and verdicts.
+- ``widths``, ``widths_cells``, ``widths_verdicts``: Experiment W's width cells (training plus
+  the LCGM's held-out excess), tables and pre-registered verdicts.
 
 May import ``models``, ``numerics`` and ``training`` (to load trained towers); never the
 presentation.

@@ -5,5 +5,6 @@
 - ``study``: the sample-size study's figure.
 - ``dynamics``: the training-dynamics figures (alignment, per-direction curves, order).
 - ``digits``: Experiment R's four-panel figure.
+- ``widths``: Experiment W's excess against one tower's width, Table 2's shapes beside.
 - ``style``: one style for every figure.
 """

@@ -138,6 +138,12 @@ def _sample_size(inputs, params, path) -> None:
     plot_sample_size(inputs.table, inputs.fits, path)
 
 
+def _widths(inputs, params, path) -> None:
+    from .widths import plot_widths
+
+    plot_widths(inputs.table, inputs.fits, path)
+
+
 def _digits(inputs, path) -> None:
     from .digits import plot_digits
 
@@ -158,6 +164,7 @@ FIGURES = {
     "cosine": lambda i, p, path: plot_cosine(i.table, path),
     "sample_size": _sample_size,
     "digits": lambda i, p, path: _digits(i, path),
+    "widths": _widths,
 }
 
 

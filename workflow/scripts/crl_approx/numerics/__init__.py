@@ -12,6 +12,7 @@ shares.
 - ``tiers``: the one tier system of every verdict against the paper (scale, bounded, interval).
 - ``saturation``: the one noise-aware saturation rule of every D sweep (per-seed, paired t).
 - ``powerlaw``: power-law fits with residuals, local exponents, t intervals over seeds.
+- ``widths``: the width needed to reach ε, width(ε)'s growth fits and their shape test.
 
 Imports ``models`` (and ``config``/``runtime``); never training, analyses or presentation.
 """

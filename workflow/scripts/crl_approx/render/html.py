@@ -22,7 +22,7 @@ from ..config import load_paper_values, paper_in_setting
 from ..numerics import tiers
 from ..runtime import atomic_path
 from . import digits as digits_report
-from . import dynamics, pages, provenance, study, summary
+from . import dynamics, pages, provenance, study, summary, widths
 from .sections import (
     calibration_context,
     cosine_context,
@@ -208,6 +208,7 @@ def verdict_summary(results: Path, config: dict, paper: dict) -> dict:
                 provenance.Sources(config),
                 summary._line,
             ),
+            *widths.run_lines(t, provenance.Sources(config), summary._line),
         ],
     )
 
@@ -233,6 +234,9 @@ def build(inputs, params, output, repo: Path) -> str:
         inputs.digits_classes,
         inputs.digits_cancorr,
     )
+    width_ctx = widths.context(
+        inputs.widths_table, inputs.widths_eps, inputs.widths_fits, inputs.widths_verdicts
+    )
     context = {
         "config": config,
         "config_yaml": yaml.safe_dump(config, sort_keys=False, allow_unicode=True),
@@ -257,6 +261,7 @@ def build(inputs, params, output, repo: Path) -> str:
             [
                 *dynamics.summary_lines(inputs.dynamics_table, summary._line, src),
                 *digits_report.summary_lines(digits, src, summary._line),
+                *widths.summary_lines(width_ctx, src, summary._line),
             ],
         ),
         "dynamics": dynamics.context(inputs.dynamics_table),
@@ -285,6 +290,7 @@ def build(inputs, params, output, repo: Path) -> str:
         ),
         "lcgm": lcgm,
         "digits": digits,
+        "widths": width_ctx,
         "figures": {name: img(getattr(inputs, name)) for name in params.figures},
         "tier_legend": tiers.legend(config["noise"]["ci_level"]),
         "tier_close": tiers.CLOSE_TOLERANCE,

@@ -171,6 +171,17 @@ TABLES |= {
         ("tau", "digits.groupings", "digits.keep_max", "digits.keep_min"),
     ),
 }
+WIDTHS = ("tau", "seeds", "widths.grid", "widths.towers", "widths.gmm_dim", "widths.gmm_objective")
+WIDTHS += ("lcgm.K", "train.score", *TRAIN, "train.population_steps")
+TABLES |= {
+    name: (f"results/tables/{name}.csv", "assemble_widths", WIDTHS + extra)
+    for name, extra in (
+        ("widths", ()),
+        ("widths_eps", ("widths.eps",)),
+        ("widths_fits", ("widths.eps", "widths.ci_level", "theory.beta")),
+        ("widths_verdicts", ("widths.eps", "widths.ci_level", "widths.data_check")),
+    )
+}
 PAPER = "workflow/resources/paper_values.yaml"
 
 

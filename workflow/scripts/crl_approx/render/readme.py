@@ -27,6 +27,7 @@ from pathlib import Path
 
 import jinja2
 import numpy as np
+import pandas as pd
 import yaml
 
 from ..config import load_paper_values
@@ -97,6 +98,12 @@ class Run:
         from .digits import RunTables
 
         return self.__dict__.setdefault("_digits", RunTables(self.results, job_times))
+
+    @property
+    def widths(self) -> dict:
+        """Experiment W's tables (name → DataFrame: "", "_eps", "_fits", "_verdicts")."""
+        t = self.results / "tables"
+        return {n: pd.read_csv(t / f"widths{n}.csv") for n in ("", "_eps", "_fits", "_verdicts")}
 
     # jobs of the default run's record
     def jobs(self, rule: str, pattern: str = "*") -> list[float]:

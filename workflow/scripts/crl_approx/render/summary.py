@@ -253,7 +253,11 @@ def summary(
         label = f"Table 1's MLP cells, objective {o}" + (f" ({', '.join(role)})" if role else "")
         groups.append(_group(label, mlp_lines(table1_rows, o, src)))
     if extra:  # further lines, e.g. the training-dynamics predictions
-        groups.append(_group("our own predictions (training dynamics, Experiment R)", list(extra)))
+        groups.append(
+            _group(
+                "our own predictions (training dynamics, Experiment R, Experiment W)", list(extra)
+            )
+        )
     lines = [line for g in groups for line in g["lines"]]
     return {
         "groups": groups,

@@ -184,10 +184,13 @@ def train_gmm(
     return model, metrics, ckpts
 
 
-def train_lcgm(lcgm, train, tau, dim, seeds, threads, pairs, device="auto", early_steps=()):
+def train_lcgm(
+    lcgm, train, tau, dim, seeds, threads, pairs, device="auto", early_steps=(), steps=None
+):
     """Train one model per seed on LCGM pairs (objective ``samples``: no quadrature exists in 16
-    dimensions), all seeds at once. Checkpoints hold f, g per epoch on the first
-    ``lcgm.n_checkpoint`` validation pairs of each seed; the probes evaluate the final model."""
+    dimensions), all seeds at once, for ``steps`` steps (default ``train.epochs`` passes).
+    Checkpoints hold f, g per epoch on the first ``lcgm.n_checkpoint`` validation pairs of each
+    seed; the probes evaluate the final model."""
     dev = select_device(device)
     configure_threads(threads, dev)
     d_x, d_y = pairs[0]["x_train"].shape[1], pairs[0]["y_train"].shape[1]
@@ -196,7 +199,7 @@ def train_lcgm(lcgm, train, tau, dim, seeds, threads, pairs, device="auto", earl
     inputs = tuple(np.stack([p[k][:n_ck] for p in pairs]) for k in ("x_val", "y_val"))
     rec = _Recorder(model, train, inputs, early_steps=early_steps)
     t_start = time.perf_counter()
-    steps = fit_pairs(model, pairs, train, tau, dev, rec)
+    steps = fit_pairs(model, pairs, train, tau, dev, rec, steps)
     wall = time.perf_counter() - t_start
     metrics, ckpts = [], []
     for r in range(model.replicas):

@@ -1,10 +1,11 @@
 """Two-tower encoders as stacked weights: R independent models (one per seed) trained as one.
 
-Each tower is an MLP with ``depth`` linear layers of width ``width`` and ReLU between them, output
-dimension D; the score is s(x, y) = f(x)ᵀ g(y) (``inner``, the paper's) or c·⟨f/|f|, g/|g|⟩
-(``cosine``). Layer l of a tower holds a weight of shape (R, fan_in, fan_out) and a bias of shape
-(R, 1, fan_out); replica r only ever touches slice r of every parameter, so the replicas are
-independent models that share a job. Every batched matrix product goes through
+Each tower is an MLP with ``depth`` linear layers of hidden width ``width`` (or per tower
+``width_f``, ``width_g``: Experiment W) and ReLU between them, output dimension D; the score is
+s(x, y) = f(x)ᵀ g(y) (``inner``, the paper's) or c·⟨f/|f|, g/|g|⟩ (``cosine``). Layer l of a
+tower holds a weight of shape (R, fan_in, fan_out) and a bias of shape (R, 1, fan_out); replica r
+only ever touches slice r of every parameter, so the replicas are independent models that share
+a job. Every batched matrix product goes through
 :func:`per_replica`: each replica is computed by the kernel a job with that replica alone uses (a
 batch of 1), because BLAS libraries choose their kernel by the batch count (MKL on an Intel
 AVX-512 host for a fan-in of 1, and on AMD hosts for a fan-out of 1), which changes the last bits.
@@ -101,7 +102,7 @@ class StackedTwoTower(nn.Module):
         d_x: int,
         d_y: int,
         dim: int,
-        width: int,
+        width: int | tuple[int, int],
         depth: int,
         score: str = "inner",
         cosine_scale: float = 1.0,
@@ -113,8 +114,9 @@ class StackedTwoTower(nn.Module):
         self.seeds = [int(s) for s in seeds]
         self.score = score
         self.d_x, self.d_y, self.dim = d_x, d_y, dim
-        shapes_f = _tower_shapes(d_x, width, depth, dim)
-        shapes_g = _tower_shapes(d_y, width, depth, dim)
+        width_f, width_g = (width, width) if isinstance(width, int) else width
+        shapes_f = _tower_shapes(d_x, width_f, depth, dim)
+        shapes_g = _tower_shapes(d_y, width_g, depth, dim)
         per_seed = []
         for seed in self.seeds:
             gen = torch.Generator().manual_seed(seed)
@@ -179,6 +181,12 @@ class StackedTwoTower(nn.Module):
         return torch.exp(self.log_scale.detach()).cpu().tolist()
 
 
+def tower_widths(train: dict) -> tuple[int, int]:
+    """The hidden widths of f and g: ``width_f``, ``width_g`` where given (Experiment W varies one
+    tower), else ``width`` for both."""
+    return (train.get("width_f", train["width"]), train.get("width_g", train["width"]))
+
+
 def build_model(seeds, d_x: int, d_y: int, dim: int, train: dict) -> StackedTwoTower:
     """The stacked towers a training config describes, one replica per seed."""
     return StackedTwoTower(
@@ -186,7 +194,7 @@ def build_model(seeds, d_x: int, d_y: int, dim: int, train: dict) -> StackedTwoT
         d_x,
         d_y,
         dim,
-        train["width"],
+        tower_widths(train),
         train["depth"],
         train.get("score", "inner"),
         train.get("cosine_scale", 1.0),

@@ -1,0 +1,159 @@
+"""Experiment W's pre-registered predictions (docs/widths.md, committed before any width was
+trained), judged on the tables of :mod:`.widths`, and the rule ``assemble_widths``.
+
+* **W1** (LCGM, Table 2's tower asymmetry): the width f needs grows more slowly in 1/ε than the
+  width g needs: the power exponent q of width(ε) ∝ (1/ε)^q is smaller for f. Judged on the
+  per-seed difference q_g − q_f (Student-t interval): holds above 0, fails below, else
+  unresolved. A tower that reaches every ε the other reaches already at the smallest width shows
+  no growth inside the grid: its q counts as 0.
+* **W2** (LCGM): f's excess saturates in width no later than g's (the noise-aware saturation
+  rule, :mod:`crl_approx.numerics.saturation`): holds when f's range lies wholly at or below
+  g's, fails when wholly above, else unresolved.
+* **W3** (mixture, d1 = d2 = 1): both towers saturate by width :data:`.widths.W3_WIDTH`.
+
+Every "fails" on runs that did not converge becomes "unresolved: not converged"
+(:func:`.convergence.gate`).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+
+import numpy as np
+import pandas as pd
+
+from ..numerics import powerlaw, saturation
+from ..numerics import widths as wn
+from . import widths as w
+from .convergence import gate
+
+log = logging.getLogger(__name__)
+
+
+def _growth(fit: pd.Series, eps_rows: pd.DataFrame) -> np.ndarray:
+    """Per-seed power exponents of a tower; 0 where every ε the tower reaches is reached at the
+    smallest width (no growth inside the grid)."""
+    per = np.asarray(fit["power_per_seed"], float)
+    reached = eps_rows[eps_rows["status"] != wn.NOT_REACHED]
+    if not reached.empty and (reached["status"] == wn.AT_MIN).all():
+        return np.zeros_like(per)
+    return per
+
+
+def w1(fits, eps, level) -> dict:
+    f, g = (fits.set_index("tower").loc[t] for t in ("f", "g"))
+    qf = _growth(f, eps[eps["tower"] == "f"])
+    qg = _growth(g, eps[eps["tower"] == "g"])
+    diff = qg - qf
+    ok = np.isfinite(diff)
+    mean = float(diff[ok].mean()) if ok.any() else math.nan
+    lo, hi = powerlaw.t_interval(mean, diff[ok], level)
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        verdict = "unresolved: too few ε reached inside the grid"
+        measured = (
+            f"ε levels read between grid widths: f {int(f['n_levels'])}, g {int(g['n_levels'])} "
+            f"(a growth exponent needs 2 in every seed)"
+        )
+    else:
+        verdict = "holds" if lo > 0 else "fails" if hi < 0 else "unresolved"
+        measured = (
+            f"q_g − q_f = {mean:.3g} [{lo:.3g}, {hi:.3g}] over {int(ok.sum())} seeds "
+            f"(q_f = {np.nanmean(qf[ok]):.3g}, q_g = {np.nanmean(qg[ok]):.3g})"
+        )
+    converged = bool(f["converged"] and g["converged"])
+    return {
+        "prediction": "W1",
+        "world": "lcgm",
+        "statement": "the width f needs grows more slowly in 1/ε than the width g needs "
+        "(power exponent q_f < q_g)",
+        "measured": measured,
+        "verdict": gate(verdict, converged),
+        "converged": converged,
+        "value": mean,
+        "lo": lo,
+        "hi": hi,
+    }
+
+
+def w2(fits) -> dict:
+    f, g = (fits.set_index("tower").loc[t] for t in ("f", "g"))
+    if f["saturation_hi"] <= g["saturation_lo"]:
+        verdict = "holds"
+    elif f["saturation_lo"] > g["saturation_hi"]:
+        verdict = "fails"
+    else:
+        verdict = "unresolved"
+    converged = bool(f["converged"] and g["converged"])
+    return {
+        "prediction": "W2",
+        "world": "lcgm",
+        "statement": "f's excess saturates in width no later than g's",
+        "measured": f"saturation width f: {f['saturation']}, g: {g['saturation']}",
+        "verdict": gate(verdict, converged),
+        "converged": converged,
+        "value": math.nan,
+        "lo": math.nan,
+        "hi": math.nan,
+    }
+
+
+def w3(fits) -> dict:
+    each = []
+    for row in fits.itertuples():
+        sat = saturation.Saturation(
+            row.saturation_status, None, row.saturation_lo, row.saturation_hi, "", ""
+        )
+        each.append(saturation.consistent(sat, (1, w.W3_WIDTH)))
+    verdict = (
+        "holds" if all(v == "holds" for v in each) else "fails" if "fails" in each else "unresolved"
+    )
+    converged = bool(fits["converged"].all())
+    labels = ", ".join(f"{r.tower}: {r.saturation}" for r in fits.itertuples())
+    return {
+        "prediction": "W3",
+        "world": "gmm",
+        "statement": f"both towers' excess saturates by width {w.W3_WIDTH}",
+        "measured": f"saturation width {labels}",
+        "verdict": gate(verdict, converged),
+        "converged": converged,
+        "value": math.nan,
+        "lo": math.nan,
+        "hi": math.nan,
+    }
+
+
+def verdicts(fits, eps, runs, cells, level) -> pd.DataFrame:
+    rows = []
+    lcgm, gmm = (fits[fits["world"] == x] for x in ("lcgm", "gmm"))
+    if set(lcgm["tower"]) == {"f", "g"}:
+        rows += [w1(lcgm, eps[eps["world"] == "lcgm"], level), w2(lcgm)]
+    if not gmm.empty:
+        rows.append(w3(gmm))
+    check = w.data_check(runs, cells, eps, level)
+    if check is not None:
+        rows.append(check)
+    return pd.DataFrame(rows)
+
+
+def run_assemble(
+    metric_paths, probe_paths, config: dict, cells, seeds, theory, default_width, output
+):
+    """The ``assemble_widths`` rule: runs, cells, width to ε, fits and verdicts."""
+    from ..runtime import write_csv
+
+    level = config["ci_level"]
+    runs = w.runs_table(metric_paths, probe_paths, cells, seeds)
+    table = w.cell_table(runs, default_width)
+    sweeps = sorted({(c[0], c[1]) for c in cells if c[1] != "both"})
+    eps = pd.DataFrame([r for s in sweeps for r in w.eps_rows(runs, *s, config["eps"])])
+    fits = pd.DataFrame([w.fit_row(runs, table, *s, config["eps"], level, theory) for s in sweeps])
+    verdict = verdicts(fits, eps, runs, table, level)
+    for row in verdict.itertuples():
+        log.info("%s (%s): %s — %s", row.prediction, row.world, row.verdict, row.measured)
+    write_csv(runs.drop(columns="val_losses"), output.runs)
+    write_csv(table, output.table)
+    write_csv(eps, output.eps)
+    write_csv(fits.drop(columns="power_per_seed"), output.fits)
+    write_csv(verdict, output.verdicts)
+    return verdict

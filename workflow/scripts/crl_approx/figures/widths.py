@@ -1,0 +1,90 @@
+"""Experiment W's figure: the excess against one tower's hidden width, per world, with the shape
+Table 2 gives the width a tower needs drawn beside each measured curve."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from .style import STYLE, _save, plt
+
+TOWERS = {"f": ("#1f77b4", "o", "f (anchor) varied"), "g": ("#ff7f0e", "s", "g (target) varied")}
+WORLDS = {"lcgm": "LCGM, D = K (held-out InfoNCE excess)", "gmm": "mixture (population excess)"}
+
+
+def table2_curve(law: str, exponent: float, w0: float, e0: float, widths) -> np.ndarray:
+    """Table 2's law for the width needed, inverted to an excess against width and scaled to pass
+    through the measured point (w0, e0): power w ∝ ε^(−q) gives e = e0·(w/w0)^(−1/q); polylog
+    w ∝ log^p(1/ε) gives e = exp(−log(1/e0)·(w/w0)^(1/p)) (NaN where e0 is not in (0, 1))."""
+    w = np.asarray(widths, float)
+    if not (e0 > 0 and math.isfinite(e0)) or exponent <= 0:
+        return np.full_like(w, np.nan)
+    if law == "power":
+        return e0 * (w / w0) ** (-1.0 / exponent)
+    if e0 >= 1:
+        return np.full_like(w, np.nan)
+    return np.exp(-math.log(1 / e0) * (w / w0) ** (1.0 / exponent))
+
+
+def plot_widths(table_csv, fits_csv, path) -> None:
+    table = pd.read_csv(table_csv)
+    fits = pd.read_csv(fits_csv)
+    worlds = [w for w in WORLDS if w in set(fits["world"])]
+    with plt.rc_context(STYLE):
+        fig, axes = plt.subplots(1, len(worlds), figsize=(6.0 * len(worlds), 4.2), squeeze=False)
+        for ax, world in zip(axes[0], worlds, strict=True):
+            for fit in fits[fits["world"] == world].itertuples():
+                color, marker, label = TOWERS[fit.tower]
+                sub = table[
+                    (table["world"] == world)
+                    & (table["tower"] == fit.tower)
+                    & (table["data"] == "1x")
+                ].sort_values("width")
+                ax.errorbar(
+                    sub["width"],
+                    sub["excess_mean"],
+                    yerr=sub["excess_sd"].fillna(0),
+                    fmt="-" + marker,
+                    color=color,
+                    capsize=3,
+                    label=label,
+                )
+                ref = sub[sub["reused"]] if sub["reused"].any() else sub.tail(1)
+                w0, e0 = float(ref["width"].iloc[0]), float(ref["excess_mean"].iloc[0])
+                grid = np.geomspace(sub["width"].min(), sub["width"].max(), 50)
+                name = (
+                    f"log^{fit.table2_exponent:g}(1/ε)"
+                    if fit.table2_law == "polylog"
+                    else f"ε^(−{fit.table2_exponent:.3g})"
+                )
+                ax.plot(
+                    grid,
+                    table2_curve(fit.table2_law, fit.table2_exponent, w0, e0, grid),
+                    ":",
+                    color=color,
+                    label=f"Table 2 for {fit.tower}: width ∝ {name}, through w = {w0:g}",
+                )
+            two = table[(table["world"] == world) & (table["data"] == "2x")]
+            if not two.empty:
+                ax.errorbar(
+                    two["width"],
+                    two["excess_mean"],
+                    yerr=two["excess_sd"].fillna(0),
+                    fmt="D",
+                    color="#2ca02c",
+                    capsize=3,
+                    label="both towers, 2× training pairs",
+                )
+            ax.set_xscale("log", base=2)
+            positive = (table.loc[table["world"] == world, "excess_mean"] > 0).all()
+            ax.set_yscale(
+                "log" if positive else "symlog", **({} if positive else {"linthresh": 1e-4})
+            )
+            ax.set_xlabel("hidden width of the varied tower (the other at train.width)")
+            ax.set_ylabel("excess over the exact PMI")
+            ax.set_title(WORLDS[world])
+            ax.legend(fontsize=7)
+        fig.suptitle("Experiment W: excess against one tower's width (mean ± sd over seeds)")
+        _save(fig, path)

@@ -1,0 +1,172 @@
+"""Experiment W's numerics: the width a tower needs to reach an excess ε, read off a measured
+curve of excess against hidden width, and the growth of that width with 1/ε.
+
+* :func:`width_to_reach` inverts a curve by log-log interpolation between the two grid widths
+  that bracket ε (exact for a power law e(w) = c·w^(−a)); "reached at the smallest width" and
+  "not reached" are said as such, never extrapolated.
+* :func:`growth_fit` fits log w against log(1/ε) (power: w ∝ ε^(−q), Table 2's target tower) and
+  against log log(1/ε) (polylog: w ∝ log^p(1/ε), Table 2's anchor tower on the LCGM).
+* :func:`shape_test` is the sample-size study's shape test (its pool axis,
+  :func:`crl_approx.analyses.sample_size_fits.pool_rows`) on both axes: under a law of that shape
+  the local slopes between neighbouring ε are constant, so the shape is rejected when the
+  Student-t interval over seeds of (first − last local slope) lies outside ± the verdict tiers'
+  relative tolerance times the mean local slope. The data decide between the shapes only when
+  exactly one is rejected.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import powerlaw
+from .tiers import CLOSE_TOLERANCE
+
+REACHED = "reached"
+AT_MIN = "reached at the smallest width"
+NOT_REACHED = "not reached"
+#: x transforms of the two growth laws: w against x(ε) is a straight line in log-log
+AXES = {"power": lambda eps: 1.0 / eps, "polylog": lambda eps: np.log(1.0 / eps)}
+
+
+def width_to_reach(widths, excess, eps: float) -> tuple[float, str]:
+    """(width, status) at which the curve first reaches ``eps``: log-log interpolation between the
+    last grid width above ε and the first at or below it (linear in e where that excess is
+    not positive: a held-out excess can dip below 0 by sampling). (w_min, :data:`AT_MIN`) when the
+    smallest width already reaches ε (the width needed is at most w_min); (inf,
+    :data:`NOT_REACHED`) when no width of the grid does."""
+    w = np.asarray(widths, float)
+    e = np.asarray(excess, float)
+    order = np.argsort(w)
+    w, e = w[order], e[order]
+    hit = np.flatnonzero(e <= eps)
+    if hit.size == 0:
+        return math.inf, NOT_REACHED
+    i = int(hit[0])
+    if i == 0:
+        return float(w[0]), AT_MIN
+    lw0, lw1 = math.log(w[i - 1]), math.log(w[i])
+    if e[i] > 0:
+        t = (math.log(eps) - math.log(e[i - 1])) / (math.log(e[i]) - math.log(e[i - 1]))
+    else:
+        t = (eps - e[i - 1]) / (e[i] - e[i - 1])
+    return float(math.exp(lw0 + t * (lw1 - lw0))), REACHED
+
+
+def ladder(widths, per_seed, eps_levels) -> list[dict]:
+    """Per ε of the ladder: the width read off the seed means (``per_seed[i]``: the seeds'
+    excess at ``widths[i]``, rows aligned by seed), its status, and the seeds' spread: the range
+    of the per-seed inversions (inf where a seed does not reach ε)."""
+    vals = np.asarray([np.asarray(v, float) for v in per_seed])  # (widths, seeds)
+    mean = vals.mean(axis=1)
+    rows = []
+    for eps in eps_levels:
+        width, status = width_to_reach(widths, mean, eps)
+        each = [width_to_reach(widths, vals[:, s], eps) for s in range(vals.shape[1])]
+        ws = [w for w, _ in each]
+        rows.append(
+            {
+                "eps": float(eps),
+                "width": width,
+                "status": status,
+                "seed_lo": float(min(ws)),
+                "seed_hi": float(max(ws)),
+                "seeds_reaching": sum(st != NOT_REACHED for _, st in each),
+                "seed_widths": ws,
+                "seed_status": [st for _, st in each],
+            }
+        )
+    return rows
+
+
+def _points(rows, which=None) -> tuple[np.ndarray, np.ndarray]:
+    """(ε, width) of the ladder rows read by interpolation (status reached) on the seed means,
+    or on seed ``which``; bounds (at the smallest width, not reached) carry no growth."""
+    eps, w = [], []
+    for r in rows:
+        width, status = (
+            (r["width"], r["status"])
+            if which is None
+            else (r["seed_widths"][which], r["seed_status"][which])
+        )
+        if status == REACHED:
+            eps.append(r["eps"])
+            w.append(width)
+    return np.asarray(eps, float), np.asarray(w, float)
+
+
+def growth_fit(rows, law: str, level: float) -> dict:
+    """The exponent of width(ε) on one law's axis (``power``: w ∝ (1/ε)^q; ``polylog``: w ∝
+    log^p(1/ε)), fitted on the seed means' reached ε, with the Student-t interval over the
+    per-seed fits (each on that seed's own reached ε)."""
+    eps, w = _points(rows)
+    fit = powerlaw.power_fit(AXES[law](eps), w) if eps.size else {"a": math.nan}
+    n_seeds = len(rows[0]["seed_widths"]) if rows else 0
+    per = []
+    for s in range(n_seeds):
+        e_s, w_s = _points(rows, s)
+        per.append(-powerlaw.power_fit(AXES[law](e_s), w_s)["a"] if e_s.size >= 2 else math.nan)
+    exponent = -fit["a"]
+    lo, hi = powerlaw.t_interval(exponent, per, level)
+    return {"exponent": exponent, "lo": lo, "hi": hi, "n_levels": int(eps.size), "per_seed": per}
+
+
+def _local(eps, w, law) -> list[float]:
+    """Local slopes of log w against log x(ε) between neighbouring reached ε."""
+    order = np.argsort(-np.asarray(eps))  # ε falling: x rising
+    x = AXES[law](np.asarray(eps, float)[order])
+    return [-a for a in powerlaw.local_exponents(x, np.asarray(w, float)[order])]
+
+
+def shape_rejected(rows, law: str, level: float) -> tuple[str, str]:
+    """("rejected" | "not rejected" | "untested", the reason) for one law: the interval over
+    seeds of (first − last local slope) against ± CLOSE_TOLERANCE × the mean local slope."""
+    eps, w = _points(rows)
+    if eps.size < 3:
+        return "untested", f"{eps.size} ε reached inside the grid (a shape needs 3)"
+    local = _local(eps, w, law)
+    diff = local[0] - local[-1]
+    per = []
+    for s in range(len(rows[0]["seed_widths"])):
+        e_s, w_s = _points(rows, s)
+        if set(e_s) >= set(eps):  # the seed reaches every level the means reach
+            keep = np.isin(e_s, eps)
+            ls = _local(e_s[keep], w_s[keep], law)
+            per.append(ls[0] - ls[-1])
+    lo, hi = powerlaw.t_interval(diff, per, level)
+    if not math.isfinite(lo):
+        lo = hi = diff  # fewer than two seeds: the point estimate alone
+    band = CLOSE_TOLERANCE * abs(float(np.mean(local)))
+    text = f"first − last local slope {diff:.3g} [{lo:.3g}, {hi:.3g}], band ±{band:.3g}"
+    return ("rejected" if lo > band or hi < -band else "not rejected"), text
+
+
+def shape_test(rows, level: float, n_widths: int = 3) -> dict:
+    """Which law describes width(ε): "power", "polylog", or "unresolved: …". A grid of fewer
+    than three widths leaves it untested: every ε read between two widths lies on one log-log
+    segment, which is a power law by construction."""
+    power, p_text = shape_rejected(rows, "power", level)
+    poly, q_text = shape_rejected(rows, "polylog", level)
+    if n_widths < 3:
+        power = poly = "untested"
+        p_text = q_text = f"{n_widths} widths: one log-log segment (a shape needs 3 widths)"
+    if n_widths < 3:
+        verdict = "unresolved: fewer than three widths"
+    elif "untested" in (power, poly):
+        verdict = "unresolved: too few ε reached inside the grid"
+    elif power == "not rejected" and poly == "rejected":
+        verdict = "power"
+    elif poly == "not rejected" and power == "rejected":
+        verdict = "polylog"
+    elif power == poly == "rejected":
+        verdict = "unresolved: neither shape fits"
+    else:
+        verdict = "unresolved: both shapes fit"
+    return {
+        "shape": verdict,
+        "power_shape": power,
+        "power_shape_test": p_text,
+        "polylog_shape": poly,
+        "polylog_shape_test": q_text,
+    }
