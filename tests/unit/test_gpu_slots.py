@@ -12,10 +12,14 @@ import pytest
 from crl_approx.training import gpu_slots
 
 
-def _job(cards, folder, hold, out):
-    """A training job's claim: take a slot, record (card, start, end), hold it, exit."""
+def _job(cards, folder, hold, out, together=None):
+    """A training job's claim: take a slot, record (card, start, end), hold it, exit. With
+    ``together`` (a barrier of len(cards) parties) a holder waits until every card is held, so
+    that the test does not depend on how fast a loaded host starts the processes."""
     index, card, _fh = gpu_slots.claim(cards, folder, timeout=60, poll=0.01)
     start = time.monotonic()
+    if together is not None:
+        together.wait(timeout=60)
     time.sleep(hold)
     out.put((card, index, start, time.monotonic()))
 
@@ -24,7 +28,8 @@ def test_concurrent_jobs_never_share_a_card(tmp_path):
     cards = ["0", "1", "2"]
     ctx = mp.get_context("fork")
     out = ctx.Queue()
-    jobs = [ctx.Process(target=_job, args=(cards, tmp_path, 0.3, out)) for _ in range(9)]
+    together = ctx.Barrier(len(cards))
+    jobs = [ctx.Process(target=_job, args=(cards, tmp_path, 0.3, out, together)) for _ in range(9)]
     for p in jobs:
         p.start()
     records = [out.get(timeout=60) for _ in jobs]
