@@ -133,3 +133,88 @@ def test_the_default_width_cell_is_reused_not_retrained(tmp_path):
     assert "width~32/data~2x" in out
     reused = "results/encoders/lcgm/objective~samples/score~inner/dim~4/seed~0/metrics.json"
     assert reused in out  # the reused cell's file is train_encoder's output
+
+
+def _synthetic_runs(curves: dict, two_x=None, seeds=(0, 1, 2)) -> pd.DataFrame:
+    """A runs table as analyses.widths.runs_table writes it: ``curves[(world, tower)]`` maps a
+    width to its seed-mean excess (1 % seed spread); converged validation histories (best
+    checkpoint mid-run); ``two_x``: the LCGM widest cell's excess on twice the pairs."""
+    rows = []
+    hist = [2.0, 1.5, 1.2, 1.1, 1.05, 1.0, 1.02, 1.01, 1.03, 1.02]
+    cells = [(k[0], k[1], w, "1x", v) for k, c in curves.items() for w, v in c.items()]
+    if two_x is not None:
+        one, two, width = two_x
+        cells += [("lcgm", "both", width, "1x", one), ("lcgm", "both", width, "2x", two)]
+    for world, tower, width, data, v in cells:
+        for s in seeds:
+            rows.append(
+                {
+                    "world": world,
+                    "tower": tower,
+                    "width": width,
+                    "data": data,
+                    "seed": s,
+                    "excess": v * (1 + 0.01 * (s - 1)),
+                    "final_val_loss": 1.02,
+                    "steps": 100,
+                    "val_losses": hist,
+                    "source": "synthetic",
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def _assemble(runs, eps_levels):
+    from crl_approx.analyses import widths as aw
+    from crl_approx.analyses import widths_verdicts as av
+
+    cells = aw.cell_table(runs, 128)
+    sweeps = sorted(
+        {(w, t) for w, t in zip(runs["world"], runs["tower"], strict=True) if t != "both"}
+    )
+    eps = pd.DataFrame([r for s in sweeps for r in aw.eps_rows(runs, *s, eps_levels)])
+    theory = {"beta": 4.0, "lcgm": {"d1": 16, "d2": 16}, "gmm": {"d1": 1, "d2": 1}}
+    fits = pd.DataFrame([aw.fit_row(runs, cells, *s, eps_levels, 0.95, theory) for s in sweeps])
+    return av.verdicts(fits, eps, runs, cells, 0.95).set_index("prediction")
+
+
+def test_the_assembly_runs_end_to_end_on_a_three_width_sweep():
+    """fit_row, eps_rows and the verdicts on a small synthetic sweep (the default grid's shape:
+    three widths per LCGM tower, two per mixture tower). Mutation caught (seen failing): a
+    keyword the saturation rule no longer takes (the assembly crashed on main)."""
+    curves = {
+        ("lcgm", "f"): {8: 0.04, 32: 0.02, 128: 0.01},
+        ("lcgm", "g"): {8: 0.2, 32: 0.05, 128: 0.0125},
+        ("gmm", "f"): {32: 1e-5, 128: 1e-5},
+        ("gmm", "g"): {32: 1e-5, 128: 1e-5},
+    }
+    v = _assemble(_synthetic_runs(curves), [0.1, 0.05, 0.02, 0.01])
+    assert list(v.index) == ["W1", "W2", "W3"]
+    assert v.loc["W3", "verdict"] == "holds"  # flat mixture curves saturate by 32
+
+
+def test_w1_counts_no_growth_only_for_a_tower_that_reaches_what_the_other_reaches():
+    """W1 as registered (docs/widths.md): a tower's growth is 0 when it reaches every ε the other
+    reaches, at the smallest width. Here f is flat at 0.04 and never reaches 0.02 while g does:
+    f does not "grow more slowly", W1 must not hold. Mutation caught (seen failing): the clause
+    read as "every ε this tower reaches" (f's one level 0.05 at the smallest width → q_f = 0)."""
+    curves = {
+        ("lcgm", "f"): {8: 0.04, 32: 0.04, 128: 0.04},
+        ("lcgm", "g"): {8: 0.2, 32: 0.03, 128: 0.004},
+    }
+    v = _assemble(_synthetic_runs(curves), [0.1, 0.05, 0.02, 0.01, 0.005])
+    assert v.loc["W1", "verdict"] != "holds"
+
+
+@pytest.mark.parametrize(("two", "verdict"), [(0.009, "holds"), (0.004, "fails")])
+def test_the_data_check_reads_the_estimation_error_not_the_removed_part(two, verdict):
+    """If the estimation error falls like 1/n, doubling the pairs removes half of it: the error at
+    1x is twice the removed part. The widest cell's excess 0.0095 (the smallest ε reached: 0.01);
+    removing 0.0055 (→ 0.004) leaves an error of ~0.011 at 1x, above 0.01: "fails". Mutation
+    caught (seen failing): comparing the removed part itself with ε (0.0055 < 0.01: "holds")."""
+    curves = {
+        ("lcgm", "f"): {8: 0.04, 32: 0.02, 128: 0.0095},
+        ("lcgm", "g"): {8: 0.2, 32: 0.05, 128: 0.0095},
+    }
+    v = _assemble(_synthetic_runs(curves, two_x=(0.0095, two, 128)), [0.1, 0.05, 0.02, 0.01])
+    assert v.loc["data check", "verdict"] == verdict

@@ -31,20 +31,22 @@ from .convergence import gate
 log = logging.getLogger(__name__)
 
 
-def _growth(fit: pd.Series, eps_rows: pd.DataFrame) -> np.ndarray:
-    """Per-seed power exponents of a tower; 0 where every ε the tower reaches is reached at the
-    smallest width (no growth inside the grid)."""
+def _growth(fit: pd.Series, eps_rows: pd.DataFrame, other_rows: pd.DataFrame) -> np.ndarray:
+    """Per-seed power exponents of a tower; 0 where it reaches every ε the other tower reaches,
+    each at the smallest width (no growth inside the grid; docs/widths.md, W1 as registered)."""
     per = np.asarray(fit["power_per_seed"], float)
     reached = eps_rows[eps_rows["status"] != wn.NOT_REACHED]
-    if not reached.empty and (reached["status"] == wn.AT_MIN).all():
+    other = set(other_rows.loc[other_rows["status"] != wn.NOT_REACHED, "eps"])
+    at_min = set(reached.loc[reached["status"] == wn.AT_MIN, "eps"])
+    if not reached.empty and other <= at_min and len(at_min) == len(reached):
         return np.zeros_like(per)
     return per
 
 
 def w1(fits, eps, level) -> dict:
     f, g = (fits.set_index("tower").loc[t] for t in ("f", "g"))
-    qf = _growth(f, eps[eps["tower"] == "f"])
-    qg = _growth(g, eps[eps["tower"] == "g"])
+    ef, eg = eps[eps["tower"] == "f"], eps[eps["tower"] == "g"]
+    qf, qg = _growth(f, ef, eg), _growth(g, eg, ef)
     diff = qg - qf
     ok = np.isfinite(diff)
     mean = float(diff[ok].mean()) if ok.any() else math.nan
