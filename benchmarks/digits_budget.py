@@ -57,12 +57,18 @@ def default_digits() -> dict:
 
 
 def doubled(budget: dict) -> dict:
-    """The 2B budget: every step count doubled, a grouping's own ``steps`` included."""
+    """The 2B budget: every step count doubled, a grouping's own ``steps`` included, and the
+    checkpoints too, so that the 2B run's checkpoint grid holds B's (the same steps apart): under
+    the constant rate its first B steps are the B run, checkpoints included, and early stopping
+    at 2B can only find the same point or a lower one later."""
     groupings = [
         g | ({"steps": 2 * g["steps"]} if "steps" in g else {}) for g in budget["groupings"]
     ]
-    return {"steps": 2 * budget["steps"], "halves_steps": 2 * budget["halves_steps"]} | {
-        "groupings": groupings
+    return {
+        "steps": 2 * budget["steps"],
+        "halves_steps": 2 * budget["halves_steps"],
+        "checkpoints": 2 * budget["checkpoints"],
+        "groupings": groupings,
     }
 
 
@@ -70,6 +76,7 @@ def run_digits(workdir: Path, budget: dict, cores: int) -> None:
     (workdir / "budget.yaml").write_text(yaml.safe_dump({"digits": budget}))
     cmd = ["snakemake", "-s", str(ROOT / "Snakefile"), "--directory"]  # niced as this script
     cmd += [str(workdir), "--cores", str(cores), TARGET, "--configfile", "budget.yaml"]
+    cmd += ["--forcerun", "assemble_digits"]  # a kept folder's tables: this checkout's analysis
     subprocess.run(cmd, check=True, cwd=workdir, stdin=subprocess.DEVNULL)
 
 
@@ -230,7 +237,7 @@ def main() -> None:
             show(str(args.assess), verdicts, Path(tmp))
         return
     digits = default_digits()
-    b = {k: digits[k] for k in ("steps", "halves_steps", "groupings")}
+    b = {k: digits[k] for k in ("steps", "halves_steps", "checkpoints", "groupings")}
     base = args.keep or Path(tempfile.mkdtemp(prefix="digits_budget_"))
     record = commit() | {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

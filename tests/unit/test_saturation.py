@@ -133,12 +133,20 @@ def test_consistent_reads_the_allowed_range(lo, hi, predicted, verdict):
 
 @pytest.mark.parametrize(
     ("lo", "hi", "verdict"),
-    [(14, 20, "fails"), (9, 10, "holds"), (8, 9, "unresolved"), (1, math.inf, "unresolved")],
+    [
+        (14, 20, "fails"),
+        (9, 10, "holds"),
+        (8, 9, "unresolved"),
+        (1, math.inf, "unresolved"),
+        (5, 7, "unresolved"),
+    ],
 )
 def test_an_unresolved_range_is_read_like_any_other(lo, hi, verdict):
-    """The seeds leave the saturation point in [D*, D_m]: wholly outside the prediction {9, 10} is
-    a miss whatever the seeds cannot tell, wholly inside holds (returning "unresolved" for every
-    unresolved result, the mutation, fails the first two)."""
+    """The seeds leave the saturation point in [D*, D_m]: D* is a bound (every smaller D is
+    resolvably beaten), D_m only where the means put it. Wholly above the prediction {9, 10} is a
+    miss, wholly inside holds, wholly below is unresolved (the point may lie above D_m). Mutations
+    caught (seen failing): "unresolved" for every unresolved result (the first two); a range below
+    the prediction read as a miss (the last)."""
     from crl_approx.numerics.saturation import Saturation
 
     r = Saturation(UNRESOLVED, lo, lo, hi, f"unresolved ({lo}–{hi})", "")
@@ -181,16 +189,17 @@ def test_one_spurious_comparison_among_many_ds_does_not_set_the_point():
 @pytest.mark.parametrize("noise_seed", [0, 1, 2])
 def test_a_slow_monotone_curve_over_a_long_sweep_does_not_saturate(noise_seed):
     """An excess falling 5 % per D step over D = 1…20 with 2 % seed noise (a paired step has t ≈ 3
-    over 3 seeds: each step within the noise) never saturates; the first version of the rule
-    placed its point where the remaining drop to D = 20 fell below the tolerance, a range set by
-    the sweep's end. Now: "≥ 20" or a range open above, never a finite point or range."""
+    over 3 seeds: each step within the noise). Every D is compared with every larger D, so the
+    cumulative fall keeps the point at the sweep's last steps: no plateau near K, and the verdict
+    against {K − 1, K} fails. The rule's stated resolution (module docstring): a fall of less than
+    the tolerance per step of the sweep's last spacing is not seen past the sweep's end, so the
+    point lies within its last three Ds, never earlier. Mutation caught (seen failing): comparing
+    a D only with its neighbour (the point then lands at D = 1 or 2)."""
     dims = list(range(1, 21))
     values = seeds(0.1 * 0.95 ** np.arange(len(dims)), 0.02, seed=noise_seed)
     r = saturation(dims, values, increasing=False)
-    assert r.status != SATURATED and math.isinf(r.hi)
+    assert r.lo >= 16
     assert consistent(r, {K - 1, K}) == "fails"
-    old = saturation(dims, values, increasing=False, trend=False)
-    assert math.isfinite(old.hi) and old.hi >= 18  # the sweep's end set it
 
 
 def test_an_unresolved_step_before_a_flat_tail_is_not_a_trend():
@@ -213,3 +222,14 @@ def test_an_unresolved_step_before_a_flat_tail_is_not_a_trend():
     assert all(means[2] - m <= 0.1 * means[2] for m in means[3:])  # flat from D = 9, by hand
     r = saturation(dims, per_seed, increasing=False)
     assert (r.status, r.lo, r.hi) == (UNRESOLVED, 8, 9), r
+
+
+def test_a_sub_tolerance_step_after_d_m_is_not_counted_again_by_the_trend():
+    """A curve 9.5 % above its plateau at D = 9 (below the 10 % tolerance, so D_m = 9), flat from
+    D = 10, tight seeds (0.5 %). The line over D ≥ 9 is tilted by the step, but what it adds past
+    D = 20 is small: the plateau is at 9 or 10, never "≥ 20". Mutation caught (seen failing): the
+    trend's gain measured from q(D_m) (counting the 9.5 % inside the sweep again: "≥ 20")."""
+    dims = [4, 8, 9, 10, 11, 14, 20]
+    mean = np.array([0.11, 0.07, 0.0657, 0.06, 0.06, 0.06, 0.06])
+    r = saturation(dims, seeds(mean, 0.005, seed=3), increasing=False)
+    assert r.status != NOT_SATURATED and r.hi <= 10, r

@@ -209,10 +209,11 @@ def summary_table(rows, spec, dyn: dict, floors: dict, histories=None, budget=No
         at_2b, agrees = np.nan, None
         if budget and (objective, d) in budget:
             b = budget[(objective, d)]
-            at_2b = alignment_verdict(
+            v_2b, _, at_2b = alignment_verdict(
                 d, resolvable, b["f_min_cos2"], b["g_min_cos2"], tol, b["captures"][:resolvable]
-            )[2]
-            agrees = budget_agrees(align[2], at_2b, tol)
+            )
+            # settled: the same verdict at 2B, and a statistic that moved by under half the band
+            agrees = v_2b == align[0] and budget_agrees(align[2], at_2b, tol / 2)
         if conv is not None:
             # the 2B comparison, where measured, is the measurement of the statistic itself
             settled = conv["converged"] if agrees is None else agrees

@@ -16,26 +16,32 @@ the verdict tiers' relative tolerance).
   some larger D" this is its first step, the smallest p ≤ alpha/m. A long sweep does not make a
   spurious comparison decide the point.
 * **By its mean.** D′ beats D by its mean when the mean improvement alone exceeds the tolerance.
-* **Trend past the plateau.** The saturation point D* is the smallest D that is not resolvably
+* **Trend past the sweep.** The saturation point D* is the smallest D that is not resolvably
   beaten; D_m ≥ D* is the smallest D that no larger D beats by its mean (where the seed means put
-  the plateau). The plateau's position must not be set by where the sweep ends: per seed the
-  least-squares line of q on log D over D ≥ D_m (at least two Ds) is continued one more step of the
-  sweep's last spacing, to D_next = D_max²/D_{max−1}; when that continued value beats q(D_m) by
-  more than the tolerance (one-sided test at ``alpha`` over the seeds) the curve is still moving
-  at the sweep's end — a slow monotone curve whose every step lies within the noise — and there
-  is no saturation point in the sweep. The line starts at D_m, not D*: a step between D* and D_m
-  that the seeds do not resolve, followed by a flat tail, would otherwise tilt the line and read
-  as a trend (measured: Experiment R, K = 10 at 1600 steps, D* = 8 below a flat tail from D = 9,
-  read "≥ 20" from D*; the range 8–9 from D_m).
+  the plateau). Inside the sweep the comparisons judge every change, the cumulative ones of a slow
+  curve included (D is compared with every larger D). Past the sweep's end they see nothing, so
+  per seed the least-squares line of q on log D over D ≥ D_m (at least two Ds) is continued one
+  more step of the sweep's last spacing, to D_next = D_max²/D_{max−1}; when what the line gains
+  from D_max to D_next exceeds the tolerance (one-sided test at ``alpha`` over the seeds) the curve
+  is still moving at the sweep's end and there is no saturation point in the sweep. So
+  *saturated* means: no larger D of the sweep beats the point by more than the tolerance, and the
+  tail's trend would not either over one more step of the sweep's last spacing. A curve that keeps
+  falling by less than the tolerance per such step (e.g. 5 % per step past K) reads as saturated:
+  that is the rule's resolution, stated in docs/experiment_r.md. Revisions the same day, after
+  Experiment R's budget runs existed (docs/experiment_r.md lists the verdicts each changed): the
+  line first started at D* (an unresolved step between D* and D_m tilted it), then at D_m but
+  compared with q(D_m) (which counted the change inside the sweep a second time and turned a
+  step-then-flat curve into "≥ D_max").
 
 Results (labels):
 
 * ``saturated`` at D* (``"D*"``), or ``"≤ D_min"`` when D* is the sweep's first D;
-* ``not saturated`` (``"≥ D_max"``) when D* is the last D, or the trend past D* resolvably
-  continues;
+* ``not saturated`` (``"≥ D_max"``) when D* is the last D, or the trend past the sweep
+  resolvably continues;
 * ``unresolved`` when a larger D beats D* by its mean but not resolvably (``"unresolved
-  (D*–D_m)"``, D_m the smallest D no larger D beats by its mean), when the continued trend beats D*
-  by its mean but not resolvably (``"unresolved (≥ D*)"``), and with fewer than two seeds.
+  (D*–D_m)"``, D_m the smallest D no larger D beats by its mean), when the continued trend gains
+  more than the tolerance by its mean but not resolvably (``"unresolved (≥ D*)"``), and with fewer
+  than two seeds.
 
 The family-wise level bounds the chance that the rule places the point past a true saturation
 point D_s (that needs a false "beaten" at D_s: probability ≤ alpha), not the chance of placing it
@@ -57,7 +63,8 @@ SATURATED = "saturated"
 NOT_SATURATED = "not saturated"
 UNRESOLVED = "unresolved"
 #: the date the rule was written (a new, post hoc prediction rule; docs/experiment_r.md); the
-#: family-wise control and the trend check were added the same day, before any new run
+#: family-wise control and the trend check were added the same day, the trend check revised twice
+#: after Experiment R's budget runs existed (module docstring)
 RULE_DATE = "2026-12-01"
 #: family-wise level of each candidate D's one-sided comparisons (Holm), and of the trend check
 ALPHA = 0.05
@@ -114,16 +121,17 @@ def holm_any(pvalues, alpha: float) -> bool:
 
 def trend_past(d, vals, star: int, threshold: float) -> tuple[float, float, int]:
     """The trend over D ≥ d[star] (the caller passes D_m's index): per seed the least-squares
-    line of the oriented q on log D over ``d[star:]``, continued to D_next = D_max²/D_{max−1};
-    returns (mean, one-sided p) of "its value there beats q(d[star]) by more than ``threshold``"
-    and D_next (rounded). Seeds with a NaN in the tail are left out."""
+    line of the oriented q on log D over ``d[star:]``, continued one step of the sweep's last
+    spacing to D_next = D_max²/D_{max−1}; returns (mean, one-sided p) of "the line gains more than
+    ``threshold`` from D_max to D_next" and D_next (rounded). The change inside the sweep is not
+    counted again: the comparisons already judged it. Seeds with a NaN in the tail are left out."""
     x = np.log(d[star:].astype(float))
     y = np.stack([v for v in vals[star:]])  # (Ds, seeds)
     keep = np.isfinite(y).all(axis=0)
     y = y[:, keep]
     x_next = 2 * x[-1] - (x[-2] if x.size > 1 else x[-1])
-    slope, intercept = np.polyfit(x, y, 1) if x.size > 1 else (np.zeros(y.shape[1]), y[0])
-    gain = intercept + slope * x_next - y[0]
+    slope = np.polyfit(x, y, 1)[0] if x.size > 1 else np.zeros(y.shape[1])
+    gain = slope * (x_next - x[-1])  # what the line adds past the sweep's last D
     n = gain.size
     mean = float(gain.mean()) if n else math.nan
     se = float(gain.std(ddof=1)) / math.sqrt(n) if n > 1 else math.nan
@@ -184,7 +192,7 @@ def saturation(
         base = max(star, by_mean)
         gain, p, d_next = trend_past(d, vals, base, threshold(base))
         why = (
-            f"the trend over D ≥ {d[base]} continued to D = {d_next} beats D = {d[base]} by "
+            f"the trend over D ≥ {d[base]} continued from D = {d[-1]} to D = {d_next} gains "
             f"{gain:+.3g} against the tolerance {threshold(base):.3g}"
         )
         if np.isfinite(p) and p <= alpha:
@@ -196,7 +204,7 @@ def saturation(
                 f"≥ {d[-1]}",
                 f"{why}, resolvably: still moving at the sweep's end ({stated})",
             )
-        if gain > threshold(star):
+        if gain > threshold(base):
             return Saturation(
                 UNRESOLVED,
                 int(d[star]),
@@ -233,21 +241,27 @@ def consistent(result: Saturation, predicted) -> str:
     """Verdict of a saturation result against a prediction: ``predicted`` a set of D, or a pair
     (lo, hi) meaning lo ≤ D ≤ hi (hi may be inf). "holds" when the D the data allow all lie in
     it, "fails" when none does, "unresolved" otherwise. An unresolved result is read by its range
-    [D*, D_m] like any other: the seeds leave the saturation point somewhere in it, so a range
-    wholly inside the prediction holds and one wholly outside fails."""
+    [D*, D_m]: wholly inside the prediction holds, wholly above it (D* above) fails, and wholly
+    below it is "unresolved": D_m is where the seed means put the plateau, not a bound, so the
+    point may lie above it."""
     lo, hi = result.lo, result.hi
+    # D* (lo) is a bound: every smaller D is resolvably beaten. D_m (hi of an unresolved range) is
+    # the seed means' point, not a bound: a range below the prediction does not fail it.
+    below_ok = result.status != UNRESOLVED
     if isinstance(predicted, tuple):
         p_lo, p_hi = predicted
         if p_lo <= lo and hi <= p_hi:
             return "holds"
-        return "fails" if hi < p_lo or lo > p_hi else "unresolved"
+        return "fails" if lo > p_hi or (hi < p_lo and below_ok) else "unresolved"
     allowed = set(predicted)
     if math.isinf(hi):
         return "fails" if lo > max(allowed) else "unresolved"
     span = set(range(int(lo), int(hi) + 1))
     if span <= allowed:
         return "holds"
-    return "fails" if not span & allowed else "unresolved"
+    if lo > max(allowed) or (not span & allowed and below_ok):
+        return "fails"
+    return "unresolved"
 
 
 def from_runs(runs, column: str, increasing: bool, **kw) -> Saturation:
