@@ -92,3 +92,11 @@ def test_a_run_read_at_its_best_checkpoint_is_judged_on_the_running_best():
     assert c["last_fifth_drop"] == 0.0 and c["converged"]
     falling = [2.70 - 0.003 * i for i in range(10)]
     assert not cell_convergence([falling], effect, at_best=True)["converged"]
+
+
+def test_the_gate_holds_a_success_to_the_same_standard_as_a_miss():
+    """A "holds" on runs that had not converged is "unresolved: not converged" like a "fails";
+    other verdicts pass through. Mutation caught (seen failing): gating "fails" only."""
+    assert gate("holds", False) == NOT_CONVERGED
+    assert gate("holds", True) == "holds"
+    assert gate("inconclusive", False) == "inconclusive"

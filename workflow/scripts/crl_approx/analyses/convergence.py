@@ -1,5 +1,6 @@
 """Convergence of trained runs, measured, for every verdict on trained models (issue 26): a miss on
-runs that had not converged is "unresolved: not converged", never "fails".
+runs that had not converged is "unresolved: not converged", never "fails"; so is a success ("holds"
+needs converged runs as much as "fails" does: the developers' guide's rule).
 
 Per run, from its validation loss per checkpoint (``metrics["history"]``):
 
@@ -105,5 +106,6 @@ def budget_agrees(at_b: float, at_2b: float, tolerance: float) -> bool:
 
 
 def gate(verdict: str, converged: bool) -> str:
-    """A miss on runs that did not converge is not a failure: "unresolved: not converged"."""
-    return NOT_CONVERGED if verdict == "fails" and not converged else verdict
+    """A verdict on runs that did not converge is neither a failure nor a success: "fails" and
+    "holds" become "unresolved: not converged" (more training could move either)."""
+    return NOT_CONVERGED if verdict in ("fails", "holds") and not converged else verdict
