@@ -233,3 +233,18 @@ def test_a_sub_tolerance_step_after_d_m_is_not_counted_again_by_the_trend():
     mean = np.array([0.11, 0.07, 0.0657, 0.06, 0.06, 0.06, 0.06])
     r = saturation(dims, seeds(mean, 0.005, seed=3), increasing=False)
     assert r.status != NOT_SATURATED and r.hi <= 10, r
+
+
+@pytest.mark.parametrize("drift", [0.0, 0.01])
+def test_the_elbow_rule_misreads_what_the_saturation_rule_reads(drift):
+    """The flat and the flat-then-drifting curves above, through the pre-registered elbow rule
+    (Experiment 3's, on the seed means, fraction 0.95, log scale): it has no noise floor, so its
+    band comes from the noise and its answer is not "flat from the first D" (a drifting curve has
+    no elbow at all). The saturation rule reads both as saturated at the first D. Substituting the
+    elbow for the rule (the mutation issue 26 names) fails these tests."""
+    from crl_approx.analyses.probes import elbow
+
+    mean = 0.0236 * (1 + drift * np.arange(len(DIMS)))
+    values = seeds(mean, 0.05, seed=2 if drift else 1)
+    assert elbow(DIMS, values.mean(axis=1), 0.95, increasing=False, log=True) != DIMS[0]
+    assert saturation(DIMS, values, increasing=False).at == DIMS[0]
