@@ -179,14 +179,13 @@ def saturation(
 
     star = next((i for i in range(len(d)) if not beaten(i)), len(d) - 1)
     by_mean = next((i for i in range(len(d)) if not beaten_by_mean(i)), len(d) - 1)
+
+    def not_saturated(reason: str) -> Saturation:
+        return Saturation(NOT_SATURATED, None, int(d[-1]), math.inf, f"≥ {d[-1]}", reason)
+
     if star == len(d) - 1 and len(d) > 1:
-        return Saturation(
-            NOT_SATURATED,
-            None,
-            int(d[-1]),
-            math.inf,
-            f"≥ {d[-1]}",
-            f"D = {d[-1]} resolvably beats D = {d[-2]}: no plateau in the sweep ({stated})",
+        return not_saturated(
+            f"D = {d[-1]} resolvably beats D = {d[-2]}: no plateau in the sweep ({stated})"
         )
     if trend and len(d) > 1:
         base = max(star, by_mean)
@@ -196,14 +195,7 @@ def saturation(
             f"{gain:+.3g} against the tolerance {threshold(base):.3g}"
         )
         if np.isfinite(p) and p <= alpha:
-            return Saturation(
-                NOT_SATURATED,
-                None,
-                int(d[-1]),
-                math.inf,
-                f"≥ {d[-1]}",
-                f"{why}, resolvably: still moving at the sweep's end ({stated})",
-            )
+            return not_saturated(f"{why}, resolvably: still moving at the sweep's end ({stated})")
         if gain > threshold(base):
             return Saturation(
                 UNRESOLVED,
