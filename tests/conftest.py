@@ -15,6 +15,8 @@ SMOKE_JOBS = {
     "compute_rank_floor": 1,
     "make_dataset": 2,
     "train_encoder": 8,
+    # the dynamics' 2x budget check: both objectives at smoke's dynamics.budget_dims [2]
+    "train_encoder_budget": 2,
     "assemble_table1": 1,
     "compute_theory_sizes": 1,
     "check_lcgm_design": 1,

@@ -185,11 +185,14 @@ def test_a_perturbed_run_changes_its_verdict(digits_unseen):
     jitter = 1 + 0.01 * np.random.default_rng(0).standard_normal(len(cls))
     flat = np.where(cls["D"] >= cls["K"], 0.05, 0.2) * jitter
     halving = 0.05 * 0.5 ** (cls["D"] - cls["K"] + 1).clip(lower=0) * jitter
-    for values, expected in ((flat, {"holds"}), (halving, {"fails", "unresolved: not converged"})):
+    # the gate holds a success to the convergence a miss needs: on this short budget either verdict
+    # may read "unresolved: not converged"; the rule's own reading (in_prediction) is not gated
+    gated = "unresolved: not converged"
+    for values, expected in ((flat, {"holds", gated}), (halving, {"fails", gated})):
         r = cls.assign(heldout_excess=values)
         sat = saturation_rows(r)
         assert set(sat.loc[sat["curve"] == "heldout_excess", "in_prediction"]) == (
-            {"holds"} if expected == {"holds"} else {"fails"}
+            {"holds"} if "holds" in expected else {"fails"}
         )
         v = saturation_verdicts(r, sat, conv[conv["pairing"] != "halves"])
         assert set(v["verdict_excess"]) <= expected and len(v) == 2
