@@ -44,7 +44,10 @@ def slurm_profile(tmp_path: Path) -> Path:
     start_slurm.sh is well above 3 × the 5 s first status check)."""
     profile = yaml.safe_load((REPO / "profiles" / "slurm" / "config.yaml").read_text())
     profile["default-resources"].update(slurm_account="crltest", slurm_partition="main")
-    for rule in ("train_encoder", "train_sample_size", "train_digits"):
+    # every GPU rule of the profile (those with a partition of their own: the training rules)
+    gpu_rules = [r for r, res in profile["set-resources"].items() if "slurm_partition" in res]
+    assert {"train_encoder", "train_encoder_budget", "train_widths"} <= set(gpu_rules)
+    for rule in gpu_rules:
         gpu_job = dict(profile["set-resources"][rule])  # a copy: the profile's YAML aliases them
         profile["set-resources"][rule] = gpu_job | {
             "slurm_partition": "main",
