@@ -4,7 +4,6 @@ Skipped when no SLURM is up (a developer without root), unless CRL_REQUIRE_SLURM
 sets after starting the cluster: there a missing cluster is a failure, not a skip.
 """
 
-import json
 import os
 import re
 import shutil
@@ -16,7 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, SMOKE_JOBS, SNAKEMAKE
+from conftest import REPO, SMOKE_JOBS, SNAKEMAKE, stable_metrics
 
 pytestmark = [pytest.mark.slurm, pytest.mark.e2e]
 SMOKE = str(REPO / "config" / "smoke.yaml")
@@ -113,14 +112,6 @@ def slurm_jobs() -> dict[str, dict[str, str]]:
     return jobs
 
 
-def _metrics(path: Path) -> dict:
-    data = json.loads(path.read_text())
-    data.pop("train_seconds")
-    for h in data["history"]:
-        h.pop("seconds")
-    return data
-
-
 def test_workflow_runs_through_the_slurm_profile(tmp_path, smoke_run):
     profile = slurm_profile(tmp_path)
     before = set(slurm_jobs())
@@ -174,7 +165,7 @@ def test_workflow_runs_through_the_slurm_profile(tmp_path, smoke_run):
     pd.testing.assert_frame_equal(ours, local, check_exact=True)
     for path in sorted((smoke_run / "results" / "encoders").rglob("metrics.json")):
         rel = path.relative_to(smoke_run)
-        assert _metrics(work / rel) == _metrics(path), rel
+        assert stable_metrics(work / rel) == stable_metrics(path), rel
     # the sbatch logs are kept where the README says
     assert list((work / ".snakemake" / "slurm_logs").rglob("*.log"))
 
