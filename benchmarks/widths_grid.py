@@ -28,6 +28,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -53,12 +54,14 @@ def run_grid(workdir: Path, cores: int) -> None:
     subprocess.run(cmd, check=True, cwd=workdir, stdin=subprocess.DEVNULL)
 
 
-def job_times(run_dir: Path) -> dict:
-    """Per train_widths job (world/tower/width/data): its job time, Snakemake's ``s``."""
+def job_times(run_dir: Path, started: float) -> dict:
+    """Per train_widths job (world/tower/width/data): its job time (Snakemake's ``s``) and whether
+    this run trained it (its benchmark file written after ``started``) or reused it."""
     out = {}
     for f in sorted((run_dir / "benchmarks" / "train_widths").rglob("*.tsv")):
         key = str(f.relative_to(run_dir / "benchmarks" / "train_widths").with_suffix(""))
-        out[key] = float(pd.read_csv(f, sep="\t")["s"].iloc[-1])
+        s = float(pd.read_csv(f, sep="\t")["s"].iloc[-1])
+        out[key] = {"s": s, "trained_here": f.stat().st_mtime >= started}
     return out
 
 
@@ -82,6 +85,8 @@ def main() -> None:
     args = ap.parse_args()
     run_dir = args.dir or Path(tempfile.mkdtemp(prefix="widths_grid_"))
     run_dir.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    load = os.getloadavg()[0]
     run_grid(run_dir, args.cores)
     tables = run_dir / "results" / "tables"
     record = commit() | {
@@ -92,7 +97,9 @@ def main() -> None:
         "note": args.note,
         "grid": GRID,
         "data_check": True,
-        "job_times": job_times(run_dir),
+        "load_average_start": load,
+        "load_average_end": os.getloadavg()[0],
+        "job_times": job_times(run_dir, started),
         "tables": {
             key: pd.read_csv(tables / f"{name}.csv").to_dict("records")
             for key, name in TABLES.items()
