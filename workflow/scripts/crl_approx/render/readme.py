@@ -105,6 +105,12 @@ class Run:
         t = self.results / "tables"
         return {n: pd.read_csv(t / f"widths{n}.csv") for n in ("", "_eps", "_fits", "_verdicts")}
 
+    @property
+    def widths_grid(self) -> dict:
+        """Experiment W's tables on the denser grid of benchmarks/widths_grid.py (its record)."""
+        tables = self.record["widths_grid"]["tables"]
+        return {k: pd.DataFrame(rows) for k, rows in tables.items()}
+
     # jobs of the default run's record
     def jobs(self, rule: str, pattern: str = "*") -> list[float]:
         per = self.default_run["rules"].get(rule, {}).get("per_job", {})
@@ -222,7 +228,9 @@ def environment() -> jinja2.Environment:
 
 
 def fragment_names() -> list[str]:
-    return sorted(re.findall(r"\{%-?\s*macro\s+(\w+)\(", TEMPLATE.read_text()))
+    """The template's blocks: its macros without arguments (a macro with arguments is a part
+    that blocks share)."""
+    return sorted(re.findall(r"\{%-?\s*macro\s+(\w+)\(\)", TEMPLATE.read_text()))
 
 
 def render(
