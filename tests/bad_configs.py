@@ -210,6 +210,8 @@ BAD_CONFIGS = [
     ("widths_grid_empty", {"widths": {"grid": {"gmm": []}}}, "widths.grid.gmm"),
     ("widths_tower_unknown", {"widths": {"towers": ["f", "h"]}}, "widths.towers.1"),
     ("widths_eps_one", {"widths": {"eps": [0.1, 1.0]}}, "widths.eps.1"),
+    ("widths_gmm_eps_negative", {"widths": {"gmm_eps": [1e-4, -1e-5]}}, "widths.gmm_eps.1"),
+    ("widths_gmm_eps_empty", {"widths": {"gmm_eps": []}}, "widths.gmm_eps"),
     ("widths_data_check_word", {"widths": {"data_check": "yes"}}, "widths.data_check"),
     # --- the run's estimated work: refused up front (allow_large_run: true lets it run)
     ("study_work_absurd", {"gmm": {"n_train": 10**8}}, "gmm.n_train"),

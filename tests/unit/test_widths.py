@@ -218,3 +218,31 @@ def test_the_data_check_reads_the_estimation_error_not_the_removed_part(two, ver
     }
     v = _assemble(_synthetic_runs(curves, two_x=(0.0095, two, 128)), [0.1, 0.05, 0.02, 0.01])
     assert v.loc["data check", "verdict"] == verdict
+
+
+def test_each_world_is_read_on_its_own_ladder():
+    """The mixture's excess lies far below the LCGM's, so it has its own ladder (widths.gmm_eps).
+    On a mixture curve 1e-3 / w (widths 4 … 128) the width for ε = 1e-4 is 10 exactly (log-log
+    interpolation is exact on a power law) and the growth exponent is 1; the LCGM keeps
+    widths.eps. Mutation caught (seen failing): the mixture read on widths.eps (every level
+    reached at the smallest width, no row at 1e-4)."""
+    from crl_approx.analyses import widths as aw
+    from crl_approx.analyses import widths_verdicts as av
+
+    curves = {
+        ("lcgm", "f"): {8: 0.04, 32: 0.02, 128: 0.01},
+        ("lcgm", "g"): {8: 0.2, 32: 0.05, 128: 0.0125},
+        ("gmm", "f"): {w: 1e-3 / w for w in (4, 8, 32, 128)},
+    }
+    runs = _synthetic_runs(curves)
+    cells = sorted({(r.world, r.tower, r.width, r.data) for r in runs.itertuples()})
+    config = {"eps": [0.1, 0.03, 0.01], "gmm_eps": [1e-4, 3e-5, 1e-5], "ci_level": 0.95}
+    theory = {"beta": 4.0, "lcgm": {"d1": 16, "d2": 16}, "gmm": {"d1": 1, "d2": 1}}
+    eps, fits, _ = av.tables(runs, aw.cell_table(runs, 128), cells, config, theory)
+    mix = eps[eps["world"] == "gmm"].set_index("eps")
+    assert list(mix.index) == [1e-4, 3e-5, 1e-5]
+    assert mix.loc[1e-4, "status"] == "reached"
+    assert mix.loc[1e-4, "width"] == pytest.approx(10.0, rel=1e-9)
+    assert sorted(set(eps.loc[eps["world"] == "lcgm", "eps"])) == [0.01, 0.03, 0.1]
+    q = fits.set_index(["world", "tower"]).loc[("gmm", "f"), "power_exponent"]
+    assert q == pytest.approx(1.0, rel=1e-6)

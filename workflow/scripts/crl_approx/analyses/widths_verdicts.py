@@ -138,19 +138,31 @@ def verdicts(fits, eps, runs, cells, level) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def ladder_of(config: dict) -> dict:
+    """Each world's ε ladder: the LCGM's ``widths.eps`` (theory.eps's, the one W1 was registered
+    on), the mixture's ``widths.gmm_eps`` (its own scale: its excess lies far below the LCGM's)."""
+    return {"lcgm": config["eps"], "gmm": config["gmm_eps"]}
+
+
+def tables(runs, table, cells, config: dict, theory: dict):
+    """Width to ε (each world on its own ladder), the fits and the verdicts of the runs."""
+    level = config["ci_level"]
+    sweeps = sorted({(c[0], c[1]) for c in cells if c[1] != "both"})
+    ladders = ladder_of(config)
+    eps = pd.DataFrame([r for s in sweeps for r in w.eps_rows(runs, *s, ladders[s[0]])])
+    fits = pd.DataFrame([w.fit_row(runs, table, *s, ladders[s[0]], level, theory) for s in sweeps])
+    return eps, fits, verdicts(fits, eps, runs, table, level)
+
+
 def run_assemble(
     metric_paths, probe_paths, config: dict, cells, seeds, theory, default_width, output
 ):
     """The ``assemble_widths`` rule: runs, cells, width to ε, fits and verdicts."""
     from ..runtime import write_csv
 
-    level = config["ci_level"]
     runs = w.runs_table(metric_paths, probe_paths, cells, seeds)
     table = w.cell_table(runs, default_width)
-    sweeps = sorted({(c[0], c[1]) for c in cells if c[1] != "both"})
-    eps = pd.DataFrame([r for s in sweeps for r in w.eps_rows(runs, *s, config["eps"])])
-    fits = pd.DataFrame([w.fit_row(runs, table, *s, config["eps"], level, theory) for s in sweeps])
-    verdict = verdicts(fits, eps, runs, table, level)
+    eps, fits, verdict = tables(runs, table, cells, config, theory)
     for row in verdict.itertuples():
         log.info("%s (%s): %s — %s", row.prediction, row.world, row.verdict, row.measured)
     write_csv(runs.drop(columns="val_losses"), output.runs)

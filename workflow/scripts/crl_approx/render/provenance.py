@@ -177,8 +177,8 @@ TABLES |= {
     name: (f"results/tables/{name}.csv", "assemble_widths", WIDTHS + extra)
     for name, extra in (
         ("widths", ()),
-        ("widths_eps", ("widths.eps",)),
-        ("widths_fits", ("widths.eps", "widths.ci_level", "theory.beta")),
+        ("widths_eps", ("widths.eps", "widths.gmm_eps")),
+        ("widths_fits", ("widths.eps", "widths.gmm_eps", "widths.ci_level", "theory.beta")),
         ("widths_verdicts", ("widths.eps", "widths.ci_level", "widths.data_check")),
     )
 }
