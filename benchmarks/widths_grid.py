@@ -85,8 +85,11 @@ def main() -> None:
     args = ap.parse_args()
     run_dir = args.dir or Path(tempfile.mkdtemp(prefix="widths_grid_"))
     run_dir.mkdir(parents=True, exist_ok=True)
-    started = time.time()
-    load = os.getloadavg()[0]
+    stamp = run_dir / "widths_grid_started.json"  # kept: a rerun on the folder (an analysis
+    if not stamp.exists():  # change) still tells the cells its first run trained
+        stamp.write_text(json.dumps({"time": time.time(), "load": os.getloadavg()[0]}))
+    first = json.loads(stamp.read_text())
+    started, load = first["time"], first["load"]
     run_grid(run_dir, args.cores)
     tables = run_dir / "results" / "tables"
     record = commit() | {
