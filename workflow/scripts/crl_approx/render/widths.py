@@ -11,7 +11,7 @@ import pandas as pd
 
 from .verdicts import fmt, fmt_sd, mean_sd
 
-WORLD_NAMES = {"lcgm": "LCGM (D = K)", "gmm": "mixture"}
+WORLD_NAMES = {"lcgm": "LCGM, D = K", "gmm": "mixture"}
 
 
 def _width(value: float, status: str, w_min) -> str:
@@ -100,7 +100,7 @@ def summary_lines(ctx: dict | None, src, line) -> list[dict]:
         verdict = v["verdict"]
         css = {"holds": "match", "fails": "differs"}.get(verdict, "order")
         registered = v["prediction"].startswith("W")
-        item = f"Experiment W {v['prediction']} ({WORLD_NAMES.get(v['world'], v['world'])}): "
+        item = f"Experiment W, {v['prediction']} ({WORLD_NAMES.get(v['world'], v['world'])}): "
         item += v["statement"] + (" (pre-registered)" if registered else "")
         out.append(
             line(
