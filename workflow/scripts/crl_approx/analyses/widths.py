@@ -14,7 +14,7 @@ import pandas as pd
 from ..numerics import powerlaw, saturation
 from ..numerics import widths as wn
 from ..numerics.tiers import CLOSE_TOLERANCE
-from .convergence import cell_convergence
+from .convergence import cell_convergence, gate
 
 log = logging.getLogger(__name__)
 
@@ -146,8 +146,10 @@ def data_check(runs, cells, eps_table, level) -> dict | None:
     """The LCGM's widest cell on twice the training pairs (same steps, same probe-test pairs):
     the excess it removes, paired by seed, and the estimation error it implies at the configured
     pairs. If the estimation error falls like 1/n, doubling n removes half of it, so the error at
-    1x is twice the removed part; the check holds only when that (its interval's upper end) lies
-    below the smallest ε the LCGM sweep reaches, fails when its lower end lies above it."""
+    1x is twice the removed part (a slower rate, e.g. 1/√n, implies more: 1/n is the
+    favourable reading); the check holds only when that (its interval's upper end) lies below the
+    smallest ε the LCGM sweep reaches and keeps, fails when its lower end lies above it; gated by
+    the convergence of the cells at that width."""
     two = runs[(runs["world"] == "lcgm") & (runs["data"] == "2x")]
     if two.empty:
         return None
@@ -157,7 +159,7 @@ def data_check(runs, cells, eps_table, level) -> dict | None:
     diff = one - two.set_index("seed")["excess"].reindex(one.index)
     mean = float(diff.mean())
     lo, hi = powerlaw.t_interval(mean, diff.to_numpy(), level)
-    lcgm = eps_table[(eps_table["world"] == "lcgm") & (eps_table["status"] != wn.NOT_REACHED)]
+    lcgm = eps_table[(eps_table["world"] == "lcgm") & eps_table["status"].isin(wn.KEPT)]
     smallest = float(lcgm["eps"].min()) if not lcgm.empty else math.nan
     err, err_lo, err_hi = 2 * mean, 2 * lo, 2 * hi  # the estimation error at 1x, under 1/n
     share = mean / float(one.mean()) if float(one.mean()) else math.nan
@@ -165,16 +167,20 @@ def data_check(runs, cells, eps_table, level) -> dict | None:
         verdict = "unresolved"
     else:
         verdict = "holds" if err_hi < smallest else "fails" if err_lo > smallest else "unresolved"
+    at = cells[(cells["world"] == "lcgm") & (cells["width"] == width)]
+    converged = bool(at[at["tower"].isin(["both", "f", "g"])]["converged"].all())
     return {
         "prediction": "data check",
         "world": "lcgm",
         "statement": f"the estimation error of the training pairs at width {width} (twice what "
-        f"doubling them removes, if it falls like 1/n) lies below the smallest ε reached",
+        f"doubling them removes, if it falls like 1/n; a slower rate implies more) lies below "
+        f"the smallest ε reached and kept",
         "measured": f"excess(1x) − excess(2x) = {mean:.3g} [{lo:.3g}, {hi:.3g}] "
         f"({level:.0%} t), {share:.0%} of the cell's excess; estimation error at 1x ≈ "
-        f"{err:.3g} [{err_lo:.3g}, {err_hi:.3g}]; smallest ε reached {smallest:g}",
-        "verdict": verdict,
-        "converged": bool(cells[(cells["data"] == "2x")]["converged"].all()),
+        f"{err:.3g} [{err_lo:.3g}, {err_hi:.3g}], {2 * share:.0%} of the cell's excess; "
+        f"smallest ε reached and kept {smallest:g}",
+        "verdict": gate(verdict, converged),
+        "converged": converged,
         "value": mean,
         "lo": lo,
         "hi": hi,

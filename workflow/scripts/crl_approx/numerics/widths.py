@@ -3,9 +3,13 @@ curve of excess against hidden width, and the growth of that width with 1/ε.
 
 * :func:`width_to_reach` inverts a curve by log-log interpolation between the two grid widths
   that bracket ε (exact for a power law e(w) = c·w^(−a)); "reached at the smallest width" and
-  "not reached" are said as such, never extrapolated.
+  "not reached" are said as such, never extrapolated, and a level the curve crosses but loses
+  again at a wider width (a curve that rises where estimation error takes over) is "lost": it
+  is shown, never fitted.
 * :func:`growth_fit` fits log w against log(1/ε) (power: w ∝ ε^(−q), Table 2's target tower) and
-  against log log(1/ε) (polylog: w ∝ log^p(1/ε), Table 2's anchor tower on the LCGM).
+  against log log(1/ε) (polylog: w ∝ log^p(1/ε), Table 2's anchor tower on the LCGM), seed by
+  seed on the levels every seed reaches inside the grid: the exponent is the seeds' mean, with
+  their Student-t interval.
 * :func:`shape_test` is the sample-size study's shape test (its pool axis,
   :func:`crl_approx.analyses.sample_size_fits.pool_rows`) on both axes: under a law of that shape
   the local slopes between neighbouring ε are constant, so the shape is rejected when the
@@ -26,6 +30,9 @@ from .tiers import CLOSE_TOLERANCE
 REACHED = "reached"
 AT_MIN = "reached at the smallest width"
 NOT_REACHED = "not reached"
+LOST = "reached, lost at a wider width"
+#: the statuses of a level a tower reaches and keeps (``LOST`` and ``NOT_REACHED`` are not)
+KEPT = (REACHED, AT_MIN)
 #: x transforms of the two growth laws: w against x(ε) is a straight line in log-log
 AXES = {"power": lambda eps: 1.0 / eps, "polylog": lambda eps: np.log(1.0 / eps)}
 
@@ -35,7 +42,8 @@ def width_to_reach(widths, excess, eps: float) -> tuple[float, str]:
     last grid width above ε and the first at or below it (linear in e where that excess is
     not positive: a held-out excess can dip below 0 by sampling). (w_min, :data:`AT_MIN`) when the
     smallest width already reaches ε (the width needed is at most w_min); (inf,
-    :data:`NOT_REACHED`) when no width of the grid does."""
+    :data:`NOT_REACHED`) when no width of the grid does; status :data:`LOST` when a wider width
+    is above ε again (the first crossing is returned, but the level is not a stable reading)."""
     w = np.asarray(widths, float)
     e = np.asarray(excess, float)
     order = np.argsort(w)
@@ -44,14 +52,15 @@ def width_to_reach(widths, excess, eps: float) -> tuple[float, str]:
     if hit.size == 0:
         return math.inf, NOT_REACHED
     i = int(hit[0])
+    lost = bool(np.any(e[i + 1 :] > eps))  # crossed, then above ε again at a wider width
     if i == 0:
-        return float(w[0]), AT_MIN
+        return float(w[0]), LOST if lost else AT_MIN
     lw0, lw1 = math.log(w[i - 1]), math.log(w[i])
     if e[i] > 0:
         t = (math.log(eps) - math.log(e[i - 1])) / (math.log(e[i]) - math.log(e[i - 1]))
     else:
         t = (eps - e[i - 1]) / (e[i] - e[i - 1])
-    return float(math.exp(lw0 + t * (lw1 - lw0))), REACHED
+    return float(math.exp(lw0 + t * (lw1 - lw0))), LOST if lost else REACHED
 
 
 def ladder(widths, per_seed, eps_levels) -> list[dict]:
@@ -72,7 +81,7 @@ def ladder(widths, per_seed, eps_levels) -> list[dict]:
                 "status": status,
                 "seed_lo": float(min(ws)),
                 "seed_hi": float(max(ws)),
-                "seeds_reaching": sum(st != NOT_REACHED for _, st in each),
+                "seeds_reaching": sum(st in KEPT for _, st in each),
                 "seed_widths": ws,
                 "seed_status": [st for _, st in each],
             }
@@ -96,20 +105,33 @@ def _points(rows, which=None) -> tuple[np.ndarray, np.ndarray]:
     return np.asarray(eps, float), np.asarray(w, float)
 
 
+def common_levels(rows) -> np.ndarray:
+    """The ε levels every seed reaches by interpolation inside the grid (status reached: not at
+    the smallest width, not lost): the levels a per-seed growth fit may use."""
+    if not rows:
+        return np.asarray([], float)
+    n = len(rows[0]["seed_widths"])
+    return np.asarray(
+        [r["eps"] for r in rows if all(st == REACHED for st in r["seed_status"][:n])], float
+    )
+
+
 def growth_fit(rows, law: str, level: float) -> dict:
     """The exponent of width(ε) on one law's axis (``power``: w ∝ (1/ε)^q; ``polylog``: w ∝
-    log^p(1/ε)), fitted on the seed means' reached ε, with the Student-t interval over the
-    per-seed fits (each on that seed's own reached ε)."""
-    eps, w = _points(rows)
-    fit = powerlaw.power_fit(AXES[law](eps), w) if eps.size else {"a": math.nan}
+    log^p(1/ε)): fitted seed by seed on the levels every seed reaches (:func:`common_levels`),
+    the seeds' mean with their Student-t interval; NaN below two common levels."""
+    common = common_levels(rows)
     n_seeds = len(rows[0]["seed_widths"]) if rows else 0
     per = []
     for s in range(n_seeds):
         e_s, w_s = _points(rows, s)
-        per.append(-powerlaw.power_fit(AXES[law](e_s), w_s)["a"] if e_s.size >= 2 else math.nan)
-    exponent = -fit["a"]
-    lo, hi = powerlaw.t_interval(exponent, per, level)
-    return {"exponent": exponent, "lo": lo, "hi": hi, "n_levels": int(eps.size), "per_seed": per}
+        keep = np.isin(e_s, common)
+        fit = powerlaw.power_fit(AXES[law](e_s[keep]), w_s[keep]) if keep.sum() >= 2 else None
+        per.append(-fit["a"] if fit else math.nan)
+    ok = [q for q in per if math.isfinite(q)]
+    exponent = float(np.mean(ok)) if ok else math.nan
+    lo, hi = powerlaw.t_interval(exponent, ok, level) if ok else (math.nan, math.nan)
+    return {"exponent": exponent, "lo": lo, "hi": hi, "n_levels": int(common.size), "per_seed": per}
 
 
 def _local(eps, w, law) -> list[float]:
