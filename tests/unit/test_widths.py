@@ -135,17 +135,21 @@ def test_the_default_width_cell_is_reused_not_retrained(tmp_path):
     assert reused in out  # the reused cell's file is train_encoder's output
 
 
-def _synthetic_runs(curves: dict, two_x=None, seeds=(0, 1, 2)) -> pd.DataFrame:
+def _synthetic_runs(curves: dict, two_x=None, seeds=(0, 1, 2), falling=()) -> pd.DataFrame:
     """A runs table as analyses.widths.runs_table writes it: ``curves[(world, tower)]`` maps a
     width to its seed-mean excess (1 % seed spread); converged validation histories (best
-    checkpoint mid-run); ``two_x``: the LCGM widest cell's excess on twice the pairs."""
+    checkpoint mid-run) except for the cells (world, tower, width, data) in ``falling``, whose
+    validation loss still falls at the end; ``two_x``: the LCGM widest cell's excess on twice
+    the pairs."""
     rows = []
-    hist = [2.0, 1.5, 1.2, 1.1, 1.05, 1.0, 1.02, 1.01, 1.03, 1.02]
+    converged = [2.0, 1.5, 1.2, 1.1, 1.05, 1.0, 1.02, 1.01, 1.03, 1.02]
+    still_falling = [2.0, 1.8, 1.6, 1.4, 1.2, 1.0, 0.8, 0.6, 0.4, 0.2]
     cells = [(k[0], k[1], w, "1x", v) for k, c in curves.items() for w, v in c.items()]
     if two_x is not None:
         one, two, width = two_x
         cells += [("lcgm", "both", width, "1x", one), ("lcgm", "both", width, "2x", two)]
     for world, tower, width, data, v in cells:
+        hist = still_falling if (world, tower, width, data) in falling else converged
         for s in seeds:
             rows.append(
                 {
@@ -246,3 +250,58 @@ def test_each_world_is_read_on_its_own_ladder():
     assert sorted(set(eps.loc[eps["world"] == "lcgm", "eps"])) == [0.01, 0.03, 0.1]
     q = fits.set_index(["world", "tower"]).loc[("gmm", "f"), "power_exponent"]
     assert q == pytest.approx(1.0, rel=1e-6)
+
+
+def test_a_level_crossed_and_lost_again_is_shown_not_fitted():
+    """A curve that dips below ε and rises above it again at a wider width (the LCGM's held-out
+    excess rises past width 32 where estimation error takes over) does not "reach" ε: the level
+    is "lost" and left out of the growth fit. Known answers: e halves per doubling from 8 to 32,
+    so ε = 0.03 is reached at 8·0.04/0.03 = 10.667 (log-log interpolation is exact there); 0.009
+    at 32 but 0.012 at 128 loses ε = 0.01. Mutation caught (seen failing): the first crossing
+    read as reached (0.01 then counts as a fitted level)."""
+    widths, excess = [8, 16, 32, 64, 128], [0.04, 0.02, 0.009, 0.0095, 0.012]
+    width, status = wn.width_to_reach(widths, excess, 0.03)
+    assert status == wn.REACHED and width == pytest.approx(8 * 0.04 / 0.03, rel=1e-12)
+    assert wn.width_to_reach(widths, excess, 0.01)[1] == wn.LOST
+    per_seed = [[v, v] for v in excess]
+    rows = wn.ladder(widths, per_seed, [0.03, 0.015, 0.01])
+    assert list(wn.common_levels(rows)) == [0.03, 0.015]
+    assert wn.growth_fit(rows, "power", 0.95)["n_levels"] == 2
+
+
+def test_w3_fails_on_one_converged_tower_whatever_the_other_did():
+    """W3 needs both towers saturated by 32: g's converged "not saturated" (≥ 128) falsifies it
+    even when f's cells did not converge. Mutation caught (seen failing): gating W3 on all cells
+    at once ("unresolved: not converged")."""
+    fits = _fits("unresolved", "not saturated", True)
+    fits.loc[fits["tower"] == "f", "converged"] = False
+    assert widths_verdicts.w3(fits)["verdict"] == "fails"
+    fits.loc[fits["tower"] == "g", "converged"] = False
+    assert widths_verdicts.w3(fits)["verdict"] == "unresolved: not converged"
+
+
+def test_w1_needs_three_widths():
+    """Between two widths every ε lies on one log-log segment, a power law by construction: W1
+    must not read a growth exponent off it. Here f reaches every level at the smallest width
+    (q_f = 0) and g's one segment holds every level, so without the guard W1 would "hold".
+    Mutation caught (seen failing): dropping the three-width guard."""
+    curves = {("lcgm", "f"): {8: 0.005, 128: 0.004}, ("lcgm", "g"): {8: 0.2, 128: 0.002}}
+    v = _assemble(_synthetic_runs(curves), [0.1, 0.05, 0.02, 0.01])
+    assert v.loc["W1", "verdict"] == "unresolved: fewer than three widths"
+
+
+def test_the_data_check_is_gated_by_convergence():
+    """A data check on runs whose validation loss still falls says nothing about estimation
+    error: "unresolved: not converged", not "holds". Mutation caught (seen failing): the check
+    without the gate."""
+    curves = {
+        ("lcgm", "f"): {8: 0.04, 32: 0.02, 128: 0.0095},
+        ("lcgm", "g"): {8: 0.2, 32: 0.05, 128: 0.0095},
+    }
+    runs = _synthetic_runs(curves, two_x=(0.0095, 0.009, 128))
+    assert _assemble(runs, [0.1, 0.05, 0.02, 0.01]).loc["data check", "verdict"] == "holds"
+    runs = _synthetic_runs(
+        curves, two_x=(0.0095, 0.009, 128), falling={("lcgm", "both", 128, "2x")}
+    )
+    verdict = _assemble(runs, [0.1, 0.05, 0.02, 0.01]).loc["data check", "verdict"]
+    assert verdict == "unresolved: not converged"

@@ -132,7 +132,7 @@ def w3(fits) -> dict:
         "world": "gmm",
         "statement": f"both towers' excess saturates by width {w.W3_WIDTH}",
         "measured": f"saturation width {labels}",
-        "verdict": gate(verdict, converged),
+        "verdict": verdict,
         "converged": converged,
         "value": math.nan,
         "lo": math.nan,
