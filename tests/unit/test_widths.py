@@ -305,3 +305,23 @@ def test_the_data_check_is_gated_by_convergence():
     )
     verdict = _assemble(runs, [0.1, 0.05, 0.02, 0.01]).loc["data check", "verdict"]
     assert verdict == "unresolved: not converged"
+
+
+def test_table2_curve_goes_through_the_narrowest_converged_cell():
+    """The Table 2 shape is scaled through the narrowest converged cell, not the reused widest
+    one (on the LCGM that cell's excess is mostly estimation error), and a power law through it
+    is the known curve e0·(w/w0)^(−1/q). Mutation caught (seen failing): anchoring at the reused
+    cell at train.width."""
+    from crl_approx.figures.widths import anchor, table2_curve
+
+    sub = pd.DataFrame(
+        {
+            "width": [4, 8, 32, 128],
+            "excess_mean": [0.3, 0.05, 0.02, 0.03],
+            "converged": [False, True, True, True],
+            "reused": [False, False, False, True],
+        }
+    )
+    assert anchor(sub) == (8.0, 0.05)
+    curve = table2_curve("power", 0.5, 8.0, 0.05, [8.0, 16.0])
+    assert curve == pytest.approx([0.05, 0.05 / 4])
