@@ -36,9 +36,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
-#: the denser grid: widths below 8 on the LCGM (the default grid's excess at 8 is within a factor
-#: of three of the estimation floor), and every doubling up to train.width; on the mixture 4 and 8
-#: below W3's 32
+#: the denser grid: widths below 8 on the LCGM (the default run's excess at 8 was already close to
+#: its excess at train.width), and every doubling up to train.width; on the mixture 4 and 8 below
+#: W3's 32
 GRID = {"lcgm": [2, 4, 8, 16, 32, 64], "gmm": [4, 8, 32]}
 TABLES = {k: f"widths{k}" for k in ("", "_eps", "_fits", "_verdicts")}
 #: what the width rules run: their code, rules, config and schema
@@ -57,8 +57,13 @@ def run_grid(workdir: Path, cores: int) -> None:
 def job_times(run_dir: Path, started: float) -> dict:
     """Per train_widths job (world/tower/width/data): its job time (Snakemake's ``s``) and whether
     this run trained it (its benchmark file written after ``started``) or reused it."""
+
+    def order(f: Path):  # world, tower, width as a number, data
+        parts = f.relative_to(run_dir / "benchmarks" / "train_widths").parts
+        return parts[0], parts[1], int(parts[2].split("~")[1]), parts[3]
+
     out = {}
-    for f in sorted((run_dir / "benchmarks" / "train_widths").rglob("*.tsv")):
+    for f in sorted((run_dir / "benchmarks" / "train_widths").rglob("*.tsv"), key=order):
         key = str(f.relative_to(run_dir / "benchmarks" / "train_widths").with_suffix(""))
         s = float(pd.read_csv(f, sep="\t")["s"].iloc[-1])
         out[key] = {"s": s, "trained_here": f.stat().st_mtime >= started}
@@ -90,12 +95,14 @@ def main() -> None:
         stamp.write_text(json.dumps({"time": time.time(), "load": os.getloadavg()[0]}))
     first = json.loads(stamp.read_text())
     started, load = first["time"], first["load"]
+    cores = first.setdefault("cores", args.cores)  # the cores its training ran on
+    stamp.write_text(json.dumps(first))
     run_grid(run_dir, args.cores)
     tables = run_dir / "results" / "tables"
     record = commit() | {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "command": " ".join(["python3", "benchmarks/widths_grid.py", *sys.argv[1:]]),
-        "cores": args.cores,
+        "cores": cores,
         "cpu_count": os.cpu_count(),
         "note": args.note,
         "grid": GRID,
