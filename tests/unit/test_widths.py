@@ -183,8 +183,8 @@ def _assemble(runs, eps_levels):
 
 
 def test_the_assembly_runs_end_to_end_on_a_three_width_sweep():
-    """fit_row, eps_rows and the verdicts on a small synthetic sweep (the default grid's shape:
-    three widths per LCGM tower, two per mixture tower). Mutation caught (seen failing): a
+    """fit_row, eps_rows and the verdicts on a small synthetic sweep (three widths per LCGM tower,
+    two per mixture tower). Mutation caught (seen failing): a
     keyword the saturation rule no longer takes (the assembly crashed on main)."""
     curves = {
         ("lcgm", "f"): {8: 0.04, 32: 0.02, 128: 0.01},
@@ -207,7 +207,7 @@ def test_w1_counts_no_growth_only_for_a_tower_that_reaches_what_the_other_reache
         ("lcgm", "g"): {8: 0.2, 32: 0.03, 128: 0.004},
     }
     v = _assemble(_synthetic_runs(curves), [0.1, 0.05, 0.02, 0.01, 0.005])
-    assert v.loc["W1", "verdict"] != "holds"
+    assert v.loc["W1", "verdict"] == "unresolved: too few ε reached inside the grid"
 
 
 @pytest.mark.parametrize(("two", "verdict"), [(0.009, "holds"), (0.004, "fails")])
@@ -308,10 +308,10 @@ def test_the_data_check_is_gated_by_convergence():
 
 
 def test_table2_curve_goes_through_the_narrowest_converged_cell():
-    """The Table 2 shape is scaled through the narrowest converged cell, not the reused widest
-    one (on the LCGM that cell's excess is mostly estimation error), and a power law through it
-    is the known curve e0·(w/w0)^(−1/q). Mutation caught (seen failing): anchoring at the reused
-    cell at train.width."""
+    """The Table 2 shape is scaled through the narrowest converged cell at or below the smallest ε
+    the tower keeps, not the reused widest one (on the LCGM that cell's excess is mostly
+    estimation error), and a power law through it is the known curve e0·(w/w0)^(−1/q).
+    Mutations caught (seen failing): anchoring at the reused cell at train.width; ignoring ε."""
     from crl_approx.figures.widths import anchor, table2_curve
 
     sub = pd.DataFrame(
@@ -323,5 +323,37 @@ def test_table2_curve_goes_through_the_narrowest_converged_cell():
         }
     )
     assert anchor(sub) == (8.0, 0.05)
+    assert anchor(sub, 0.025) == (32.0, 0.02)  # the narrowest converged cell at or below ε kept
     curve = table2_curve("power", 0.5, 8.0, 0.05, [8.0, 16.0])
     assert curve == pytest.approx([0.05, 0.05 / 4])
+
+
+def test_growth_is_fitted_seed_by_seed_on_the_levels_every_seed_keeps():
+    """Two seeds with different power laws (w needed ∝ (1/ε)^q: q = 1 and 0.5, on the exact
+    curves e = c·w^(−1/q)); seed 1 also loses ε = 0.01 at the widest width. The exponent is the
+    mean of the seeds' own fits on the levels both keep (0.75), not a fit on the seed means and
+    not on one seed's extra level. Mutations caught (seen failing): fitting the seed means; the
+    union of the seeds' levels."""
+    widths = [4, 8, 16, 32, 64]
+    s0 = [0.4 / w for w in widths]  # q = 1
+    s1 = [0.4 / w**2 * 4 for w in widths]  # q = 0.5, 0.1 at 4
+    s1[-1] = 0.02  # rises again: ε = 0.01 is lost for seed 1
+    rows = wn.ladder(widths, [list(p) for p in zip(s0, s1, strict=True)], [0.05, 0.02, 0.01])
+    assert list(wn.common_levels(rows)) == [0.05, 0.02]
+    fit = wn.growth_fit(rows, "power", 0.95)
+    assert fit["per_seed"] == pytest.approx([1.0, 0.5], rel=1e-9)
+    assert fit["exponent"] == pytest.approx(0.75, rel=1e-9)
+
+
+def test_the_data_check_compares_with_levels_kept_not_levels_lost():
+    """f crosses 0.01 at width 32 and loses it at 128: the smallest ε kept is 0.02. An estimation
+    error of ~0.015 (twice 0.0075 removed) lies below 0.02 ("holds"), but above the lost 0.01.
+    Mutation caught (seen failing): the smallest level merely crossed ("fails")."""
+    curves = {
+        ("lcgm", "f"): {8: 0.04, 32: 0.009, 128: 0.012},
+        ("lcgm", "g"): {8: 0.2, 32: 0.05, 128: 0.012},
+    }
+    runs = _synthetic_runs(curves, two_x=(0.012, 0.0045, 128))
+    v = _assemble(runs, [0.1, 0.05, 0.02, 0.01])
+    assert v.loc["data check", "verdict"] == "holds"
+    assert "smallest ε reached and kept, 0.02" in v.loc["data check", "measured"]

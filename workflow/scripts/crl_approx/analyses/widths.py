@@ -134,6 +134,7 @@ def fit_row(runs, cells, world, tower, eps_levels, level, theory) -> dict:
         "polylog_lo": poly["lo"],
         "polylog_hi": poly["hi"],
         "n_levels": power["n_levels"],
+        "n_segments": wn.segments(rows, widths),
         **wn.shape_test(rows, level, len(widths)),
         "table2_law": law,
         "table2_exponent": exponent,
@@ -163,6 +164,9 @@ def data_check(runs, cells, eps_table, level) -> dict | None:
     smallest = float(lcgm["eps"].min()) if not lcgm.empty else math.nan
     err, err_lo, err_hi = 2 * mean, 2 * lo, 2 * hi  # the estimation error at 1x, under 1/n
     share = mean / float(one.mean()) if float(one.mean()) else math.nan
+    # error ∝ n^(−a) removes the share 1 − 2^(−a) of itself when n doubles; the error cannot
+    # exceed the cell's whole excess, so a ≥ −log2(1 − share): the slowest rate the data allow
+    slowest = -math.log2(1 - share) if 0 < share < 1 else math.nan
     if not math.isfinite(smallest) or not math.isfinite(err_hi):
         verdict = "unresolved"
     else:
@@ -174,11 +178,13 @@ def data_check(runs, cells, eps_table, level) -> dict | None:
         "world": "lcgm",
         "statement": f"the estimation error of the training pairs at width {width} (twice what "
         f"doubling them removes, if it falls like 1/n; a slower rate implies more) lies below "
-        f"the smallest ε reached and kept",
+        f"the smallest ε reached and kept (measured at the widest cell, assumed largest there)",
         "measured": f"excess(1x) − excess(2x) = {mean:.3g} [{lo:.3g}, {hi:.3g}] "
         f"({level:.0%} t), {share:.0%} of the cell's excess; estimation error at 1x ≈ "
-        f"{err:.3g} [{err_lo:.3g}, {err_hi:.3g}], {2 * share:.0%} of the cell's excess; "
-        f"smallest ε reached and kept {smallest:g}",
+        f"{err:.3g} [{err_lo:.3g}, {err_hi:.3g}], {2 * share:.0%} of the cell's excess and "
+        f"{err / smallest:.0%} [{err_lo / smallest:.0%}, {err_hi / smallest:.0%}] of the "
+        f"smallest ε reached and kept, {smallest:g}; a rate slower than n^(−{slowest:.2g}) would "
+        f"put the error above the whole excess",
         "verdict": gate(verdict, converged),
         "converged": converged,
         "value": mean,

@@ -5,7 +5,10 @@ trained), judged on the tables of :mod:`.widths`, and the rule ``assemble_widths
   width g needs: the power exponent q of width(ε) ∝ (1/ε)^q is smaller for f. Judged on the
   per-seed difference q_g − q_f (Student-t interval): holds above 0, fails below, else
   unresolved. A tower that reaches every ε the other reaches already at the smallest width shows
-  no growth inside the grid: its q counts as 0.
+  no growth inside the grid: its q counts as 0. Unresolved on fewer than three widths, or when a
+  tower's levels lie on one log-log segment of the grid (an exponent from one segment is a power
+  law by construction). Levels crossed and lost again at a wider width are never fitted
+  (:mod:`crl_approx.numerics.widths`).
 * **W2** (LCGM): f's excess saturates in width no later than g's (the noise-aware saturation
   rule, :mod:`crl_approx.numerics.saturation`): holds when f's range lies wholly at or below
   g's, fails when wholly above, else unresolved.
@@ -57,6 +60,17 @@ def w1(fits, eps, level) -> dict:
         # construction, whatever the towers do (the shape test's guard)
         verdict = "unresolved: fewer than three widths"
         measured = f"{n_widths} widths per tower: one log-log segment"
+        lo = hi = mean = math.nan
+    elif any(
+        t["n_segments"] < 2 and np.isfinite(q).any() and not (q == 0).all()
+        for t, q in ((f, qf), (g, qg))
+    ):
+        verdict = "unresolved: the levels lie on one log-log segment"
+        measured = (
+            f"grid segments the levels every seed reaches fall in: f {int(f['n_segments'])}, "
+            f"g {int(g['n_segments'])} (an exponent from one segment is a power law by "
+            f"construction)"
+        )
         lo = hi = mean = math.nan
     elif not (math.isfinite(lo) and math.isfinite(hi)):
         verdict = "unresolved: too few ε reached inside the grid"
@@ -125,7 +139,8 @@ def w3(fits) -> dict:
         verdict = gate("fails", False)
     else:
         verdict = "unresolved"
-    converged = bool(fits["converged"].all())
+    # the convergence of what decided it: a miss is decided by converged towers only
+    converged = True if verdict == "fails" else bool(fits["converged"].all())
     labels = ", ".join(f"{r.tower}: {r.saturation}" for r in fits.itertuples())
     return {
         "prediction": "W3",

@@ -28,13 +28,26 @@ def table2_curve(law: str, exponent: float, w0: float, e0: float, widths) -> np.
     return np.exp(-math.log(1 / e0) * (w / w0) ** (1.0 / exponent))
 
 
-def anchor(sub: pd.DataFrame) -> tuple[float, float]:
-    """(width, excess) the Table 2 curve passes through: the narrowest converged cell of the
-    sweep (the widest cells' held-out excess is mostly estimation error on the LCGM, so a curve
-    through them would draw estimation error, not approximation); the narrowest if none."""
+def anchor(sub: pd.DataFrame, eps_kept: float = math.nan) -> tuple[float, float]:
+    """(width, excess) the Table 2 curve passes through: the narrowest converged cell whose excess
+    is at or below ``eps_kept``, the smallest ε the tower reaches and keeps (Table 2's shape is
+    asymptotic in small ε, while the widest cells' held-out excess is mostly estimation error on
+    the LCGM); the narrowest converged cell when no cell is (or no level is kept); the narrowest
+    if none converged."""
     ok = sub[sub["converged"]] if sub["converged"].any() else sub
-    first = ok.sort_values("width").iloc[0]
+    ok = ok.sort_values("width")
+    below = ok[ok["excess_mean"] <= eps_kept]
+    first = (below if not below.empty else ok).iloc[0]
     return float(first["width"]), float(first["excess_mean"])
+
+
+def smallest_kept(eps: pd.DataFrame | None, world: str, tower: str) -> float:
+    """The smallest ε of the ladder a tower reaches and keeps (NaN when none, or no table)."""
+    if eps is None:
+        return math.nan
+    mine = eps[(eps["world"] == world) & (eps["tower"] == tower)]
+    kept = mine[mine["status"].isin(["reached", "reached at the smallest width"])]
+    return float(kept["eps"].min()) if not kept.empty else math.nan
 
 
 def _span(table: pd.DataFrame, world: str) -> tuple[float, float]:
@@ -44,9 +57,10 @@ def _span(table: pd.DataFrame, world: str) -> tuple[float, float]:
     return (float(e.min()) / 3, float(e.max()) * 3) if len(e) else (-np.inf, np.inf)
 
 
-def plot_widths(table_csv, fits_csv, path) -> None:
+def plot_widths(table_csv, fits_csv, path, eps_csv=None) -> None:
     table = pd.read_csv(table_csv)
     fits = pd.read_csv(fits_csv)
+    eps = pd.read_csv(eps_csv) if eps_csv else None
     worlds = [w for w in WORLDS if w in set(fits["world"])]
     with plt.rc_context(STYLE):
         fig, axes = plt.subplots(1, len(worlds), figsize=(6.0 * len(worlds), 4.2), squeeze=False)
@@ -67,7 +81,7 @@ def plot_widths(table_csv, fits_csv, path) -> None:
                     capsize=3,
                     label=label,
                 )
-                w0, e0 = anchor(sub)
+                w0, e0 = anchor(sub, smallest_kept(eps, world, fit.tower))
                 grid = np.geomspace(sub["width"].min(), sub["width"].max(), 50)
                 name = (
                     f"log^{fit.table2_exponent:g}(1/ε)"

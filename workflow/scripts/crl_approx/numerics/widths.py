@@ -82,6 +82,7 @@ def ladder(widths, per_seed, eps_levels) -> list[dict]:
                 "seed_lo": float(min(ws)),
                 "seed_hi": float(max(ws)),
                 "seeds_reaching": sum(st in KEPT for _, st in each),
+                "seeds_at_min": sum(st == AT_MIN for _, st in each),
                 "seed_widths": ws,
                 "seed_status": [st for _, st in each],
             }
@@ -116,6 +117,16 @@ def common_levels(rows) -> np.ndarray:
     )
 
 
+def segments(rows, widths) -> int:
+    """How many distinct log-log segments of the grid (pairs of neighbouring widths) the common
+    levels' seed-mean widths fall in: a growth exponent from levels on one segment is that
+    segment's slope, a power law by construction."""
+    common = set(common_levels(rows))
+    w = np.sort(np.asarray(widths, float))
+    at = [r["width"] for r in rows if r["eps"] in common and r["status"] == REACHED]
+    return len({int(np.searchsorted(w, x)) for x in at})
+
+
 def growth_fit(rows, law: str, level: float) -> dict:
     """The exponent of width(ε) on one law's axis (``power``: w ∝ (1/ε)^q; ``polylog``: w ∝
     log^p(1/ε)): fitted seed by seed on the levels every seed reaches (:func:`common_levels`),
@@ -142,24 +153,28 @@ def _local(eps, w, law) -> list[float]:
 
 
 def shape_rejected(rows, law: str, level: float) -> tuple[str, str]:
-    """("rejected" | "not rejected" | "untested", the reason) for one law: the interval over
-    seeds of (first − last local slope) against ± CLOSE_TOLERANCE × the mean local slope."""
-    eps, w = _points(rows)
-    if eps.size < 3:
-        return "untested", f"{eps.size} ε reached inside the grid (a shape needs 3)"
-    local = _local(eps, w, law)
-    diff = local[0] - local[-1]
-    per = []
+    """("rejected" | "not rejected" | "untested", the reason) for one law, on the levels every
+    seed reaches (:func:`common_levels`, the growth fit's): the seeds' mean of (first − last local
+    slope) and its Student-t interval against ± CLOSE_TOLERANCE × the mean local slope; untested
+    below three common levels or two seeds."""
+    common = common_levels(rows)
+    if common.size < 3:
+        return (
+            "untested",
+            f"{common.size} ε reached inside the grid by every seed (a shape needs 3)",
+        )
+    diffs, slopes = [], []
     for s in range(len(rows[0]["seed_widths"])):
         e_s, w_s = _points(rows, s)
-        if set(e_s) >= set(eps):  # the seed reaches every level the means reach
-            keep = np.isin(e_s, eps)
-            ls = _local(e_s[keep], w_s[keep], law)
-            per.append(ls[0] - ls[-1])
-    lo, hi = powerlaw.t_interval(diff, per, level)
-    if not math.isfinite(lo):
-        lo = hi = diff  # fewer than two seeds: the point estimate alone
-    band = CLOSE_TOLERANCE * abs(float(np.mean(local)))
+        keep = np.isin(e_s, common)
+        ls = _local(e_s[keep], w_s[keep], law)
+        diffs.append(ls[0] - ls[-1])
+        slopes.append(float(np.mean(ls)))
+    if len(diffs) < 2:
+        return "untested", "fewer than two seeds (a shape needs an interval)"
+    diff = float(np.mean(diffs))
+    lo, hi = powerlaw.t_interval(diff, diffs, level)
+    band = CLOSE_TOLERANCE * abs(float(np.mean(slopes)))
     text = f"first − last local slope {diff:.3g} [{lo:.3g}, {hi:.3g}], band ±{band:.3g}"
     return ("rejected" if lo > band or hi < -band else "not rejected"), text
 
