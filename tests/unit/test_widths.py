@@ -357,3 +357,16 @@ def test_the_data_check_compares_with_levels_kept_not_levels_lost():
     v = _assemble(runs, [0.1, 0.05, 0.02, 0.01])
     assert v.loc["data check", "verdict"] == "holds"
     assert "smallest ε reached and kept, 0.02" in v.loc["data check", "measured"]
+
+
+def test_w1_does_not_read_an_exponent_off_one_grid_segment():
+    """Three widths, but every level g reaches lies between 8 and 32: its exponent is that one
+    segment's slope, a power law by construction, and f (every level at the smallest width)
+    counts as q = 0, so without the guard W1 would "hold". Mutation caught (seen failing):
+    dropping the segment guard."""
+    curves = {
+        ("lcgm", "f"): {8: 0.005, 32: 0.004, 128: 0.003},
+        ("lcgm", "g"): {8: 0.2, 32: 0.002, 128: 0.001},
+    }
+    v = _assemble(_synthetic_runs(curves), [0.1, 0.05, 0.02, 0.01])
+    assert v.loc["W1", "verdict"] == "unresolved: the levels lie on one log-log segment"
