@@ -19,7 +19,17 @@ def _width(value: float, status: str, w_min) -> str:
         return "not reached"
     if status == "reached at the smallest width":
         return f"≤ {w_min:g}"
-    return f"{value:.3g}"
+    return f"{value:.3g}" + ("" if status == "reached" else ", lost")
+
+
+def _spread(r) -> str:
+    """The seeds' first crossings: "—" when none crosses, "≤" where a seed is at the smallest
+    width."""
+    if not math.isfinite(r.seed_lo):
+        return "—"
+    lo = ("≤ " if getattr(r, "seeds_at_min", 0) else "") + f"{r.seed_lo:.3g}"
+    hi = "∞" if not math.isfinite(r.seed_hi) else f"{r.seed_hi:.3g}"
+    return lo if r.seed_hi == r.seed_lo else f"{lo}–{hi}"
 
 
 def _interval(est, lo, hi) -> str:
@@ -57,9 +67,7 @@ def context(table_csv, eps_csv, fits_csv, verdicts_csv) -> dict | None:
             "tower": r.tower,
             "eps": f"{r.eps:g}",
             "width": _width(r.width, r.status, w_min[(r.world, r.tower)]),
-            "spread": "—"
-            if r.status == "not reached"
-            else f"{r.seed_lo:.3g}–{r.seed_hi:.3g}".replace("inf", "∞"),
+            "spread": _spread(r),
             "seeds": int(r.seeds_reaching),
         }
         for r in eps.itertuples()
