@@ -93,6 +93,7 @@ def test_one_tower_can_be_narrower_and_the_default_is_unchanged():
 
 def _fits(status_f, status_g, converged):
     row = dict(saturation_lo=1, saturation_hi=8, converged=converged, saturation="≤ 8")
+    row["widths"] = "8 32 128"
     return pd.DataFrame(
         [
             row | {"tower": "f", "saturation_status": status_f},
@@ -370,3 +371,14 @@ def test_w1_does_not_read_an_exponent_off_one_grid_segment():
     }
     v = _assemble(_synthetic_runs(curves), [0.1, 0.05, 0.02, 0.01])
     assert v.loc["W1", "verdict"] == "unresolved: the levels lie on one log-log segment"
+
+
+def test_w2_needs_three_widths():
+    """On two widths the saturation rule's trend check extends one segment: g's resolvable fall
+    from 8 to 128 reads "≥ 128" and f's unresolved range ends at 128, so the order would be
+    decided by a tie at the grid's end ("holds"). Mutation caught (seen failing): dropping the
+    guard."""
+    curves = {("lcgm", "f"): {8: 0.017, 128: 0.0114}, ("lcgm", "g"): {8: 0.034, 128: 0.0114}}
+    runs = _synthetic_runs(curves)
+    v = _assemble(runs, [0.1, 0.03, 0.01])
+    assert v.loc["W2", "verdict"] == "unresolved: fewer than three widths"

@@ -11,7 +11,7 @@ trained), judged on the tables of :mod:`.widths`, and the rule ``assemble_widths
   (:mod:`crl_approx.numerics.widths`).
 * **W2** (LCGM): f's excess saturates in width no later than g's (the noise-aware saturation
   rule, :mod:`crl_approx.numerics.saturation`): holds when f's range lies wholly at or below
-  g's, fails when wholly above, else unresolved.
+  g's, fails when wholly above, else unresolved; unresolved on fewer than three widths.
 * **W3** (mixture, d1 = d2 = 1): both towers saturate by width :data:`.widths.W3_WIDTH`.
 
 Every "fails" on runs that did not converge becomes "unresolved: not converged"
@@ -102,7 +102,12 @@ def w1(fits, eps, level) -> dict:
 
 def w2(fits) -> dict:
     f, g = (fits.set_index("tower").loc[t] for t in ("f", "g"))
-    if f["saturation_hi"] <= g["saturation_lo"]:
+    n_widths = min(len(str(f["widths"]).split()), len(str(g["widths"]).split()))
+    if n_widths < 3:
+        # on two widths the saturation rule's trend check extends one segment: any resolvable
+        # fall reads "not saturated", and a tie at the grid's end would decide the order
+        verdict = "unresolved: fewer than three widths"
+    elif f["saturation_hi"] <= g["saturation_lo"]:
         verdict = "holds"
     elif f["saturation_lo"] > g["saturation_hi"]:
         verdict = "fails"
