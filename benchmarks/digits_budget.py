@@ -187,15 +187,18 @@ def show_cells(cells: pd.DataFrame) -> None:
         )
 
 
-def commit() -> dict:
+def commit(code=CODE, root=ROOT) -> dict:
+    """The checkout's commit, the last commit that changed ``code`` (paths), and whether ``code``
+    has uncommitted changes (benchmarks/widths_grid.py uses it too)."""
+
     def git(*a):
-        return subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+        return subprocess.run(["git", *a], cwd=root, capture_output=True, text=True).stdout.strip()
 
     return {
         "commit": git("rev-parse", "HEAD"),
-        # the last commit that changed what the digits rules run (code, rules, config, schema)
-        "code_commit": git("log", "-1", "--format=%H", "--", *CODE),
-        "dirty": bool(git("status", "--porcelain", "--", *CODE)),
+        # the last commit that changed what the rules run (code, rules, config, schema)
+        "code_commit": git("log", "-1", "--format=%H", "--", *code),
+        "dirty": bool(git("status", "--porcelain", "--", *code)),
     }
 
 

@@ -36,6 +36,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from digits_budget import commit  # noqa: E402 (the record's commit fields, shared)
+
 #: the denser grid: widths below 8 on the LCGM (the default run's excess at 8 was already close to
 #: its excess at train.width), and every doubling up to train.width; on the mixture 4 and 8 below
 #: W3's 32
@@ -70,17 +73,6 @@ def job_times(run_dir: Path, started: float) -> dict:
     return out
 
 
-def commit() -> dict:
-    def git(*a):
-        return subprocess.run(["git", *a], cwd=ROOT, capture_output=True, text=True).stdout.strip()
-
-    return {
-        "commit": git("rev-parse", "HEAD"),
-        "code_commit": git("log", "-1", "--format=%H", "--", *CODE),
-        "dirty": bool(git("status", "--porcelain", "--", *CODE)),
-    }
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dir", type=Path, default=None, help="run folder (default: a temp folder)")
@@ -99,7 +91,7 @@ def main() -> None:
     stamp.write_text(json.dumps(first))
     run_grid(run_dir, args.cores)
     tables = run_dir / "results" / "tables"
-    record = commit() | {
+    record = commit(CODE) | {
         "date": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "command": " ".join(["python3", "benchmarks/widths_grid.py", *sys.argv[1:]]),
         "cores": cores,
