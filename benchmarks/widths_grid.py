@@ -58,19 +58,25 @@ def run_grid(workdir: Path, cores: int) -> None:
 
 
 def job_times(run_dir: Path, started: float) -> dict:
-    """Per train_widths job (world/tower/width/data): its job time (Snakemake's ``s``) and whether
-    this run trained it (its benchmark file written after ``started``) or reused it."""
+    """Per train_widths job (world/tower/width/data): its job time (Snakemake's ``s``, read by
+    :func:`crl_approx.render.runrecord.job_times`) and whether this run trained it (its benchmark
+    file written after ``started``) or reused it."""
+    from crl_approx.render.runrecord import job_times as read
 
-    def order(f: Path):  # world, tower, width as a number, data
-        parts = f.relative_to(run_dir / "benchmarks" / "train_widths").parts
-        return parts[0], parts[1], int(parts[2].split("~")[1]), parts[3]
+    bench = run_dir / "benchmarks"
+    per = read(bench)["train_widths"]["per_job"]  # "train_widths/gmm/tower~f/width~4/data~1x"
 
-    out = {}
-    for f in sorted((run_dir / "benchmarks" / "train_widths").rglob("*.tsv"), key=order):
-        key = str(f.relative_to(run_dir / "benchmarks" / "train_widths").with_suffix(""))
-        s = float(pd.read_csv(f, sep="\t")["s"].iloc[-1])
-        out[key] = {"s": s, "trained_here": f.stat().st_mtime >= started}
-    return out
+    def order(job: str):  # world, tower, width as a number, data
+        _, world, tower, width, data = job.split("/")
+        return world, tower, int(width.split("~")[1]), data
+
+    return {
+        job.split("/", 1)[1]: {
+            "s": s,
+            "trained_here": (bench / f"{job}.tsv").stat().st_mtime >= started,
+        }
+        for job, s in sorted(per.items(), key=lambda kv: order(kv[0]))
+    }
 
 
 def main() -> None:

@@ -172,7 +172,7 @@ def data_check(runs, cells, eps_table, level) -> dict | None:
     else:
         verdict = "holds" if err_hi < smallest else "fails" if err_lo > smallest else "unresolved"
     at = cells[(cells["world"] == "lcgm") & (cells["width"] == width)]
-    converged = bool(at[at["tower"].isin(["both", "f", "g"])]["converged"].all())
+    converged = bool(at["converged"].all())
     return {
         "prediction": "data check",
         "world": "lcgm",

@@ -46,6 +46,11 @@ def _growth(fit: pd.Series, eps_rows: pd.DataFrame, other_rows: pd.DataFrame) ->
     return per
 
 
+def _n_widths(*fits_rows) -> int:
+    """The fewest grid widths among the towers' sweeps (fits' ``widths``: "8 32 128")."""
+    return min(len(str(t["widths"]).split()) for t in fits_rows)
+
+
 def w1(fits, eps, level) -> dict:
     f, g = (fits.set_index("tower").loc[t] for t in ("f", "g"))
     ef, eg = eps[eps["tower"] == "f"], eps[eps["tower"] == "g"]
@@ -54,7 +59,7 @@ def w1(fits, eps, level) -> dict:
     ok = np.isfinite(diff)
     mean = float(diff[ok].mean()) if ok.any() else math.nan
     lo, hi = powerlaw.t_interval(mean, diff[ok], level)
-    n_widths = min(len(str(f["widths"]).split()), len(str(g["widths"]).split()))
+    n_widths = _n_widths(f, g)
     if n_widths < 3:
         # between two widths every level lies on one log-log segment: a power law by
         # construction, whatever the towers do (the shape test's guard)
@@ -102,8 +107,7 @@ def w1(fits, eps, level) -> dict:
 
 def w2(fits) -> dict:
     f, g = (fits.set_index("tower").loc[t] for t in ("f", "g"))
-    n_widths = min(len(str(f["widths"]).split()), len(str(g["widths"]).split()))
-    if n_widths < 3:
+    if _n_widths(f, g) < 3:
         # on two widths the saturation rule's trend check extends one segment: any resolvable
         # fall reads "not saturated", and a tie at the grid's end would decide the order
         verdict = "unresolved: fewer than three widths"

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..numerics.widths import KEPT
 from .style import STYLE, _save, plt
 
 TOWERS = {"f": ("#1f77b4", "o", "f (anchor) varied"), "g": ("#ff7f0e", "s", "g (target) varied")}
@@ -46,7 +47,7 @@ def smallest_kept(eps: pd.DataFrame | None, world: str, tower: str) -> float:
     if eps is None:
         return math.nan
     mine = eps[(eps["world"] == world) & (eps["tower"] == tower)]
-    kept = mine[mine["status"].isin(["reached", "reached at the smallest width"])]
+    kept = mine[mine["status"].isin(KEPT)]
     return float(kept["eps"].min()) if not kept.empty else math.nan
 
 

@@ -90,19 +90,12 @@ def ladder(widths, per_seed, eps_levels) -> list[dict]:
     return rows
 
 
-def _points(rows, which=None) -> tuple[np.ndarray, np.ndarray]:
-    """(ε, width) of the ladder rows read by interpolation (status reached) on the seed means,
-    or on seed ``which``; bounds (at the smallest width, not reached) carry no growth."""
-    eps, w = [], []
-    for r in rows:
-        width, status = (
-            (r["width"], r["status"])
-            if which is None
-            else (r["seed_widths"][which], r["seed_status"][which])
-        )
-        if status == REACHED:
-            eps.append(r["eps"])
-            w.append(width)
+def _seed_points(rows, seed: int, common) -> tuple[np.ndarray, np.ndarray]:
+    """(ε, width) of seed ``seed``'s own crossings at the ``common`` levels (every seed reaches
+    them by interpolation: :func:`common_levels`)."""
+    levels = set(common)
+    eps = [r["eps"] for r in rows if r["eps"] in levels]
+    w = [r["seed_widths"][seed] for r in rows if r["eps"] in levels]
     return np.asarray(eps, float), np.asarray(w, float)
 
 
@@ -135,9 +128,8 @@ def growth_fit(rows, law: str, level: float) -> dict:
     n_seeds = len(rows[0]["seed_widths"]) if rows else 0
     per = []
     for s in range(n_seeds):
-        e_s, w_s = _points(rows, s)
-        keep = np.isin(e_s, common)
-        fit = powerlaw.power_fit(AXES[law](e_s[keep]), w_s[keep]) if keep.sum() >= 2 else None
+        e_s, w_s = _seed_points(rows, s, common)
+        fit = powerlaw.power_fit(AXES[law](e_s), w_s) if e_s.size >= 2 else None
         per.append(-fit["a"] if fit else math.nan)
     ok = [q for q in per if math.isfinite(q)]
     exponent = float(np.mean(ok)) if ok else math.nan
@@ -165,9 +157,7 @@ def shape_rejected(rows, law: str, level: float) -> tuple[str, str]:
         )
     diffs, slopes = [], []
     for s in range(len(rows[0]["seed_widths"])):
-        e_s, w_s = _points(rows, s)
-        keep = np.isin(e_s, common)
-        ls = _local(e_s[keep], w_s[keep], law)
+        ls = _local(*_seed_points(rows, s, common), law)
         diffs.append(ls[0] - ls[-1])
         slopes.append(float(np.mean(ls)))
     if len(diffs) < 2:

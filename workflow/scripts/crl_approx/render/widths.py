@@ -9,17 +9,18 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..numerics.widths import AT_MIN, NOT_REACHED, REACHED
 from .verdicts import fmt, fmt_sd, mean_sd
 
 WORLD_NAMES = {"lcgm": "LCGM, D = K", "gmm": "mixture"}
 
 
 def _width(value: float, status: str, w_min) -> str:
-    if status == "not reached":
+    if status == NOT_REACHED:
         return "not reached"
-    if status == "reached at the smallest width":
+    if status == AT_MIN:
         return f"≤ {w_min:g}"
-    return f"{value:.3g}" + ("" if status == "reached" else ", lost")
+    return f"{value:.3g}" + ("" if status == REACHED else ", lost")
 
 
 def _spread(r) -> str:
