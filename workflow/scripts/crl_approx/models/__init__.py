@@ -5,6 +5,8 @@
 - ``digits``: Experiment R's real images (bundled digits), splits, class channel, exact class PMI
   and the vectorised pair sampler.
 - ``data``: training and validation pairs drawn once per seed (``run``), the fresh stream.
+- ``channel``: Experiment S's additive-noise channels, whose PMI has a cusp of Hölder order β,
+  at a prescribed mutual information.
 - ``rng``: one random stream per stochastic step of a seed (``stream``).
 
 Imports only ``config`` and ``runtime`` above it; nothing here knows of training or reports.

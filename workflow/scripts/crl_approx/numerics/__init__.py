@@ -13,6 +13,8 @@ shares.
 - ``saturation``: the one noise-aware saturation rule of every D sweep (per-seed, paired t).
 - ``powerlaw``: power-law fits with residuals, local exponents, t intervals over seeds.
 - ``widths``: the width needed to reach ε, width(ε)'s growth fits and their shape test.
+- ``smoothness``: Experiment S's exact spectra of the noise channels, γ̂, D(ε) and its growth.
+- ``claims``: the claims table's schema and its one verdict enumeration (Experiment S first).
 
 Imports ``models`` (and ``config``/``runtime``); never training, analyses or presentation.
 """
