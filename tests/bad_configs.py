@@ -213,6 +213,23 @@ BAD_CONFIGS = [
     ("widths_gmm_eps_negative", {"widths": {"gmm_eps": [1e-4, -1e-5]}}, "widths.gmm_eps.1"),
     ("widths_gmm_eps_empty", {"widths": {"gmm_eps": []}}, "widths.gmm_eps"),
     ("widths_data_check_word", {"widths": {"data_check": "yes"}}, "widths.data_check"),
+    # --- Experiment S (issue 38)
+    ("smoothness_beta_too_rough", {"smoothness": {"betas": [0.1, 2.0]}}, "smoothness.betas.0"),
+    ("smoothness_beta_above_two", {"smoothness": {"betas": [0.5, 2.5]}}, "smoothness.betas.1"),
+    ("smoothness_one_world", {"smoothness": {"betas": [1.0], "trained": []}}, "smoothness.betas"),
+    (
+        "smoothness_mi_zero",
+        {"smoothness": {"mutual_information": 0}},
+        "smoothness.mutual_information",
+    ),
+    ("smoothness_low_not_lower", {"smoothness": {"panels_low": 800}}, "smoothness.panels_low"),
+    ("smoothness_trained_unknown", {"smoothness": {"trained": [0.7]}}, "smoothness.trained"),
+    ("smoothness_max_dim_beyond", {"smoothness": {"max_dim": 200}}, "smoothness.max_dim"),
+    ("smoothness_dims_beyond_max", {"smoothness": {"dims": [1, 60]}}, "smoothness.dims"),
+    ("smoothness_eps_rising", {"smoothness": {"eps": [0.001, 0.01]}}, "smoothness.eps"),
+    ("smoothness_fit_from_too_late", {"smoothness": {"fit_from": 98}}, "smoothness.fit_from"),
+    ("smoothness_growth_one", {"smoothness": {"growth": 1.0}}, "smoothness.growth"),
+    ("smoothness_tolerance_zero", {"smoothness": {"tolerance": 0}}, "smoothness.tolerance"),
     # --- the run's estimated work: refused up front (allow_large_run: true lets it run)
     ("study_work_absurd", {"gmm": {"n_train": 10**8}}, "gmm.n_train"),
     ("a_thousand_seeds", {"seeds": list(range(1000))}, "seeds"),

@@ -60,6 +60,12 @@ SMOKE_JOBS = {
     "train_widths": 5,
     "assemble_widths": 1,
     "plot_widths": 1,
+    # Experiment S: two worlds (β = 1, 2), each trained at D = 1, 2
+    "compute_smoothness": 2,
+    "compute_smoothness_floor": 2,
+    "train_smoothness": 4,
+    "assemble_smoothness": 1,
+    "plot_smoothness": 1,
     "build_report": 1,
 }
 

@@ -185,6 +185,13 @@ def test_editing_tau_reruns_what_depends_on_it_and_nothing_else(smoke_run):
         "train_widths": 5,  # Experiment W's cells train with τ (the reused cells are above)
         "assemble_widths": 1,
         "plot_widths": 1,
+        # Experiment S: the truncation excess, the floors and the training all use τ (smoke: two
+        # worlds, both trained at D = 1, 2, every seed of a cell in one job)
+        "compute_smoothness": 2,
+        "compute_smoothness_floor": 2,
+        "train_smoothness": 4,
+        "assemble_smoothness": 1,
+        "plot_smoothness": 1,
         "build_report": 1,
         "all": 1,
     }
@@ -254,7 +261,7 @@ def test_snakemake_report_bundles_the_figures_and_tables(smoke_run, tmp_path):
     common = (REPO / "workflow" / "rules" / "common.smk").read_text()
     block = common.split("REPORT = {", 1)[1].split("}", 1)[0]
     categories = re.findall(r'": "([^"]+)"', block)
-    assert len(categories) == len(set(categories)) == 11
+    assert len(categories) == len(set(categories)) == 12
     for category in categories:
         assert category in text, category
     assert "The main artifact is the project" in text

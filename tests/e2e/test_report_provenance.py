@@ -112,11 +112,11 @@ def test_every_number_of_the_smoke_report_leads_back_to_its_file(smoke_run):
     assert check_provenance(smoke_run) > 250
     html = (smoke_run / "results" / "report" / "index.html").read_text()
     # every figure names its rule, its tables and the command that regenerates it
-    assert html.count("regenerate:\n  <code>snakemake --cores all --forcerun plot_") == 17
+    assert html.count("regenerate:\n  <code>snakemake --cores all --forcerun plot_") == 18
     regen = re.findall(
         r"repository root: <code>(snakemake --cores all --forcerun [^<]*)</code>", html
     )
-    assert len(regen) == 13  # one per section, each rebuilding its inputs and then the report
+    assert len(regen) == 14  # one per section, each rebuilding its inputs and then the report
     assert all(c.endswith("results/report/index.html") and " -- " in c for c in regen)
 
 

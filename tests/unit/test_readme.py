@@ -39,6 +39,7 @@ CONSTANTS = {
 }
 #: unit-bearing constants: test thresholds and verdict tolerances, the study's budget multipliers
 UNIT_CONSTANTS = {"5 %", "10 %", "10%", "95 %", "99 %", "1×", "2×", "4×"}  # levels, test factors
+UNIT_CONSTANTS |= {"20 %"}  # Experiment S3b's registered band (docs/smoothness.md)
 NUMBER = re.compile(
     r"(?<![\w.~^/-])[-−]?\d[\d,]*(?:\.\d+)?(?:e[-+−]?\d+)?(?:\s?%|×|\s?s\b|\s?min\b)?(?![\w.]*\d)"
 )

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from scipy import integrate
 
-from crl_approx.analyses import smoothness as sa
+from crl_approx.analyses import smoothness_claims as sa
 from crl_approx.models.channel import (
     NoiseChannel,
     gaussian_channel_eigenvalues,

@@ -56,6 +56,7 @@ REPORT = {
     "dynamics": "Training dynamics",
     "cosine": "Ablation: cosine scores",
     "widths": "Experiment W: tower widths",
+    "smoothness": "Experiment S: PMI smoothness",
     "report": "The HTML report",
 }
 
@@ -71,6 +72,7 @@ PLOT_CODE = [
         "dynamics.py",
         "digits.py",
         "widths.py",
+        "smoothness.py",
     )
 ]
 

@@ -149,6 +149,7 @@ REPORT_FIGURES = {
     "fig_digits": rules.plot_digits,
     "fig_dynamics_lcgm": rules.plot_dynamics_lcgm,
     "fig_widths": rules.plot_widths,
+    "fig_smoothness": rules.plot_smoothness,
 }
 
 
@@ -164,6 +165,7 @@ REPORT_DOCS_PAGES = [
     "dynamics.md",
     "cosine.md",
     "widths.md",
+    "smoothness.md",
 ]
 
 
@@ -195,6 +197,10 @@ rule build_report:
         widths_eps=rules.assemble_widths.output.eps,
         widths_fits=rules.assemble_widths.output.fits,
         widths_verdicts=rules.assemble_widths.output.verdicts,
+        smoothness_worlds=rules.assemble_smoothness.output.worlds,
+        smoothness_eps=rules.assemble_smoothness.output.eps,
+        smoothness_trained=rules.assemble_smoothness.output.trained,
+        smoothness_claims=rules.assemble_smoothness.output.claims,
         paper=repo_path("workflow", "resources", "paper_values.yaml"),
         template=repo_path("report", "templates", "index.html.j2"),
         # the docs pages the sections link, carried in the report's appendix (render/pages.py)
@@ -213,6 +219,7 @@ rule build_report:
                 "dynamics.py",
                 "digits.py",
                 "widths.py",
+                "smoothness.py",
             )
         ],
     output:

@@ -7,7 +7,7 @@ workflow with a :class:`ConfigError` whose message lists every problem as
 * ``schema``: ``--config`` lists and mappings parsed, every number finite, integral floats of
   integer keys made ints, and the JSON schema (structure, types, ranges, unknown keys);
 * ``rules``: the constraints that span several keys (Experiment R's in ``digits``, Experiment
-  W's in ``widths``);
+  W's in ``widths``, Experiment S's in ``smoothness``);
 * ``budget``: the run's estimated work and largest array (``allow_large_run: true`` overrides).
 
 Also the paper's values and the settings they hold in (:func:`load_paper_values`). Imports only

@@ -10,6 +10,7 @@ import math
 import re
 
 from .digits import digits_errors
+from .smoothness import smoothness_errors
 from .widths import widths_errors
 
 #: the lr wildcard of the study's output paths (rule train_sample_size)
@@ -220,5 +221,5 @@ def dynamics_errors(cfg: dict) -> list[str]:
 def cross_key_errors(cfg: dict) -> list[str]:
     """Constraints between keys that a JSON schema cannot express cleanly."""
     checks = (gmm_errors, train_errors, lcgm_errors, noise_errors, sample_size_errors)
-    checks += (theory_errors, dynamics_errors, widths_errors)
+    checks += (theory_errors, dynamics_errors, widths_errors, smoothness_errors)
     return [msg for check in (*checks, digits_errors) for msg in check(cfg)]

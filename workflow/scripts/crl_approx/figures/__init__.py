@@ -6,5 +6,6 @@
 - ``dynamics``: the training-dynamics figures (alignment, per-direction curves, order).
 - ``digits``: Experiment R's four-panel figure.
 - ``widths``: Experiment W's excess against one tower's width, Table 2's shapes beside.
+- ``smoothness``: Experiment S's eigenvalues, excess against D and D(ε) per world.
 - ``style``: one style for every figure.
 """

@@ -144,6 +144,12 @@ def _widths(inputs, params, path) -> None:
     plot_widths(inputs.table, inputs.fits, path, inputs.eps)
 
 
+def _smoothness(inputs, params, path) -> None:
+    from .smoothness import plot_smoothness
+
+    plot_smoothness(inputs.curves, inputs.eps, inputs.trained, path)
+
+
 def _digits(inputs, path) -> None:
     from .digits import plot_digits
 
@@ -165,6 +171,7 @@ FIGURES = {
     "sample_size": _sample_size,
     "digits": lambda i, p, path: _digits(i, path),
     "widths": _widths,
+    "smoothness": _smoothness,
 }
 
 

@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 
 #: eigenvalues below this fraction of λ_1 are rounding (the β = 2 world's λ_4/λ_1 is ~1e-30)
 RANK_CUTOFF = 1e-12
+#: grid nodes of y whose marginal mass is below this are left out (channel_spectrum)
+PRUNE = 1e-16
 
 
 def channel_spectrum(ch: NoiseChannel, panels: int, order: int, growth: float) -> OperatorSpectrum:
@@ -61,9 +63,15 @@ def channel_spectrum(ch: NoiseChannel, panels: int, order: int, growth: float) -
         + ch.log_noise(y[None, :] - x[:, None])
     )
     log_j -= logsumexp(log_j)
+    # nodes of marginal mass below PRUNE (the far tails) carry less than 1e-12 of the mass in
+    # all; they are left out and the rest renormalised: whitened by √P they would make the
+    # floor's L-BFGS ill-conditioned (it stopped at gradients of 1e8 with nodes of mass 1e-300)
+    keep = logsumexp(log_j, axis=0) > math.log(PRUNE)
+    log_j, y = log_j[:, keep], y[keep]
+    keep_x = logsumexp(log_j, axis=1) > math.log(PRUNE)
+    log_j, x = log_j[keep_x], x[keep_x]
+    log_j -= logsumexp(log_j)
     log_py = logsumexp(log_j, axis=0)
-    keep = np.isfinite(log_py) & (log_py > -700.0)
-    log_j, log_py, y = log_j[:, keep], log_py[keep], y[keep]
     log_px = logsumexp(log_j, axis=1)
     pmi = log_j - log_px[:, None] - log_py[None, :]
     wx, wy = np.exp(log_px), np.exp(log_py)
@@ -240,7 +248,7 @@ def run_world(beta: float, smooth: dict, tau: float, output) -> dict:
     return res
 
 
-def floor_curve(beta: float, scale: float, smooth: dict, tau: float, max_iter: int = 20000):
+def floor_curve(beta: float, scale: float, smooth: dict, tau: float):
     """The best rank-D InfoNCE excess (and the truncation's) for D in ``smooth["dims"]`` on the
     grid of ``floor_panels`` panels, the grid the trained cells are evaluated on."""
     from .floor import rank_d_floor
@@ -251,7 +259,9 @@ def floor_curve(beta: float, scale: float, smooth: dict, tau: float, max_iter: i
     rows = []
     for d in smooth["dims"]:
         t0 = time.perf_counter()
-        row = rank_d_floor(spec, int(d), tau, max_iter=max_iter)
+        row = rank_d_floor(spec, int(d), tau, max_iter=smooth["floor_iterations"])
+        # an L-BFGS stopped by its budget gives an upper bound on the floor, not the floor
+        row["converged"] = row["lbfgs_message"].startswith("CONVERGENCE")
         row |= {"beta": beta, "seconds": time.perf_counter() - t0}
         row["floor_panels"] = smooth["floor_panels"]
         log.info(

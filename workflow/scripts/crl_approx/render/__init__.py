@@ -9,6 +9,7 @@ templates of the top-level ``report/`` folder.
 - ``verdicts``: how numbers are printed and compared with the paper's.
 - ``provenance``: where each printed number comes from.
 - ``widths``: Experiment W's section and summary lines.
+- ``smoothness``: Experiment S's section and its claims' summary lines.
 - ``pages``: the docs pages the report links, carried in its appendix.
 - ``readme``, ``numbers``: README's and docs/'s generated blocks and how they print numbers.
 - ``runrecord``: a default run's job times and training fingerprint (README's or another host's).

@@ -22,7 +22,7 @@ from ..config import load_paper_values, paper_in_setting
 from ..numerics import tiers
 from ..runtime import atomic_path
 from . import digits as digits_report
-from . import dynamics, pages, provenance, study, summary, widths
+from . import dynamics, pages, provenance, smoothness, study, summary, widths
 from .sections import (
     calibration_context,
     cosine_context,
@@ -188,6 +188,12 @@ def verdict_summary(results: Path, config: dict, paper: dict) -> dict:
         Path(results) / "lcgm" / "design.json",
         paper["lcgm"],
     )
+    digits = digits_report.context(
+        *(t / f"digits_{n}.csv" for n in ("sweep", "elbow", "verdicts", "table1")),
+        t / "digits_class_operator.csv",
+        t / "digits_cancorr.csv",
+    )
+    src = provenance.Sources(config)
     return summary.summary(
         table1_rows(t1),
         list(dict.fromkeys(t1["objective"])),  # the default objective comes first
@@ -195,20 +201,13 @@ def verdict_summary(results: Path, config: dict, paper: dict) -> dict:
         lcgm,
         pd.read_csv(t / "noise_exponent.csv"),
         paper,
-        provenance.Sources(config),
+        src,
         config["noise"]["ci_level"],
         [
-            *dynamics.summary_lines(t / "dynamics.csv", summary._line, provenance.Sources(config)),
-            *digits_report.summary_lines(
-                digits_report.context(
-                    *(t / f"digits_{n}.csv" for n in ("sweep", "elbow", "verdicts", "table1")),
-                    t / "digits_class_operator.csv",
-                    t / "digits_cancorr.csv",
-                ),
-                provenance.Sources(config),
-                summary._line,
-            ),
-            *widths.run_lines(t, provenance.Sources(config), summary._line),
+            *dynamics.summary_lines(t / "dynamics.csv", summary._line, src),
+            *digits_report.summary_lines(digits, src, summary._line),
+            *widths.run_lines(t, src, summary._line),
+            *smoothness.run_lines(t, src, summary._line),
         ],
     )
 
@@ -237,6 +236,7 @@ def build(inputs, params, output, repo: Path) -> str:
     width_ctx = widths.context(
         inputs.widths_table, inputs.widths_eps, inputs.widths_fits, inputs.widths_verdicts
     )
+    smooth = smoothness.context(*smoothness.files(inputs), config["smoothness"]["max_dim"])
     context = {
         "config": config,
         "config_yaml": yaml.safe_dump(config, sort_keys=False, allow_unicode=True),
@@ -262,6 +262,7 @@ def build(inputs, params, output, repo: Path) -> str:
                 *dynamics.summary_lines(inputs.dynamics_table, summary._line, src),
                 *digits_report.summary_lines(digits, src, summary._line),
                 *widths.summary_lines(width_ctx, src, summary._line),
+                *smoothness.summary_lines(smooth, src, summary._line),
             ],
         ),
         "dynamics": dynamics.context(inputs.dynamics_table),
@@ -269,8 +270,7 @@ def build(inputs, params, output, repo: Path) -> str:
         "src": src,
         "paper_src": src.paper,
         "derived": src.derived,
-        "formula_src": "source: workflow/scripts/crl_approx/numerics/theory.py (FORMULAS); rule: "
-        "compute_theory_sizes; config: theory",
+        "formula_src": provenance.FORMULA_SRC,
         "figure_sources": provenance.figure_sources(
             params.figure_sources, {name: getattr(inputs, name) for name in params.figures}
         ),
@@ -291,6 +291,7 @@ def build(inputs, params, output, repo: Path) -> str:
         "lcgm": lcgm,
         "digits": digits,
         "widths": width_ctx,
+        "smoothness": smooth,
         "figures": {name: img(getattr(inputs, name)) for name in params.figures},
         "tier_legend": tiers.legend(config["noise"]["ci_level"]),
         "tier_close": tiers.CLOSE_TOLERANCE,

@@ -182,7 +182,29 @@ TABLES |= {
         ("widths_verdicts", ("widths.eps", "widths.ci_level", "widths.data_check")),
     )
 }
+# Experiment S: the spectra (compute_smoothness), the floors (compute_smoothness_floor) and the
+# trained cells (train_smoothness: the default towers, inner score, population objective)
+SPECTRUM = tuple(f"smoothness.{k}" for k in ("betas", "mutual_information", "panels", "panels_low"))
+SPECTRUM += tuple(f"smoothness.{k}" for k in ("order", "growth", "n_eigenvalues", "tolerance"))
+SPECTRUM += ("tau", "smoothness.fit_from", "smoothness.max_dim", "smoothness.eps")
+SPECTRUM += ("smoothness.alpha_from_dim",)
+FLOOR = ("smoothness.dims", "smoothness.floor_panels")
+TRAINED = ("tau", "seeds", "smoothness.mutual_information", "smoothness.order", "smoothness.growth")
+TRAINED += ("smoothness.trained", "smoothness.train_panels", *FLOOR, *TRAIN[:6])
+TRAINED += ("train.max_loss", "train.population_steps")
+TABLES |= {
+    f"smoothness_{name}": (f"results/tables/smoothness_{name}.csv", "assemble_smoothness", keys)
+    for name, keys in (
+        ("worlds", SPECTRUM),
+        ("eps", SPECTRUM + FLOOR),
+        ("trained", TRAINED),
+        ("claims", tuple(dict.fromkeys(SPECTRUM + FLOOR + TRAINED))),
+    )
+}
 PAPER = "workflow/resources/paper_values.yaml"
+#: the title of Table 2's formula cells
+FORMULA_SRC = "source: workflow/scripts/crl_approx/numerics/theory.py (FORMULAS); rule: "
+FORMULA_SRC += "compute_theory_sizes; config: theory"
 
 
 def _value(config: dict, dotted: str):

@@ -32,6 +32,7 @@ MACHINE_FREE = (
     "rank_floor_notes",
     "noise_notes",
     "noise_table",
+    "smoothness_spectra",
 )
 
 
@@ -74,6 +75,10 @@ TABLES = {
     "cosine": ("tables/cosine_ablation.csv", "D"),
     "dynamics": ("tables/dynamics.csv", None),
     "dynamics_lcgm": ("tables/dynamics_lcgm.csv", None),
+    "smoothness_worlds": ("tables/smoothness_worlds.csv", None),
+    "smoothness_eps": ("tables/smoothness_eps.csv", None),
+    "smoothness_trained": ("tables/smoothness_trained.csv", None),
+    "smoothness_claims": ("tables/smoothness_claims.csv", None),
 }
 
 

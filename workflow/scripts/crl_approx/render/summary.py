@@ -255,7 +255,9 @@ def summary(
     if extra:  # further lines, e.g. the training-dynamics predictions
         groups.append(
             _group(
-                "our own predictions (training dynamics, Experiment R, Experiment W)", list(extra)
+                "our own predictions, and Experiment S's tests of the paper's claims (training "
+                "dynamics, Experiment R, Experiment W, Experiment S)",
+                list(extra),
             )
         )
     lines = [line for g in groups for line in g["lines"]]

@@ -6,6 +6,7 @@
 - ``cells``: one training job, every seed of a cell (``run``, ``run_sample_size``).
 - ``digits``: one ``train_digits`` job (Experiment R), every seed of a (pairing, D) cell.
 - ``evaluation``: population metrics of trained scores by quadrature.
+- ``population``: the population objective on any 1-D world's quadratures (Experiment S).
 - ``budget``: pairs seen and distinct pairs of a protocol (``pair_counts``).
 - ``gpu_slots``: one card per concurrent job on a multi-GPU workstation.
 

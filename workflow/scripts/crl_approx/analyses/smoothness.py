@@ -1,0 +1,160 @@
+"""Experiment S's tables, from the worlds' exact computations and the trained cells, and the
+rule ``assemble_smoothness`` (the claims S1–S4 are judged in :mod:`.smoothness_claims`)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+
+import pandas as pd
+
+from ..numerics import claims
+from ..numerics.tiers import CLOSE_TOLERANCE
+from .convergence import cell_convergence
+from .smoothness_claims import SPECTRUM_KEYS, s1, s2, s3, s4
+
+log = logging.getLogger(__name__)
+
+
+def _read(paths) -> pd.DataFrame:
+    return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
+
+
+def world_table(world_paths, floor_paths) -> pd.DataFrame:
+    return _read(world_paths).sort_values("beta", ignore_index=True)
+
+
+def eps_table(eps_paths, world_paths) -> pd.DataFrame:
+    """D(ε) per world, the truncation's on the fine grid."""
+    rows = []
+    for ep, wp in zip(eps_paths, world_paths, strict=True):
+        beta = float(pd.read_csv(wp)["beta"].iloc[0])
+        rows.append(pd.read_csv(ep).assign(beta=beta))
+    out = pd.concat(rows, ignore_index=True)
+    return out[["beta", "eps", "D_needed", "D_interp", "converged"]]
+
+
+def curves_table(eig_paths, excess_paths, world_paths, floor_paths) -> pd.DataFrame:
+    """Long table for the figure: λ_i, truncation excess and floor against i or D, per world."""
+    parts = []
+    floors = _read(floor_paths)
+    for eg, ex, wp in zip(eig_paths, excess_paths, world_paths, strict=True):
+        beta = float(pd.read_csv(wp)["beta"].iloc[0])
+        e = pd.read_csv(eg)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "beta": beta,
+                    "kind": "lambda",
+                    "x": e["index"],
+                    "value": e["lambda"],
+                    "converged": e["converged"],
+                }
+            )
+        )
+        x = pd.read_csv(ex)
+        parts.append(
+            pd.DataFrame(
+                {
+                    "beta": beta,
+                    "kind": "truncation_excess",
+                    "x": x["D"],
+                    "value": x["truncation_excess"],
+                    "converged": x["converged"],
+                }
+            )
+        )
+        f = floors[floors["beta"] == beta]
+        parts.append(
+            pd.DataFrame(
+                {
+                    "beta": beta,
+                    "kind": "floor",
+                    "x": f["D"],
+                    "value": f["rank_d_floor_excess_risk"],
+                    "converged": True,
+                }
+            )
+        )
+    return pd.concat(parts, ignore_index=True)
+
+
+def trained_runs(metric_paths) -> pd.DataFrame:
+    rows = []
+    for p in metric_paths:
+        m = json.loads(open(p).read())
+        rows.append(
+            {
+                "beta": float(m["beta"]),
+                "D": int(m["D"]),
+                "seed": int(m["seed"]),
+                "excess": float(m["mlp_excess_risk"]),
+                "val_losses": [h["val_loss"] for h in m["history"]],
+                "source": str(p),
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def trained_table(runs: pd.DataFrame, floor_paths) -> pd.DataFrame:
+    """Per trained cell: excess over seeds, the floor on the same grid, the part above it."""
+    if runs.empty:
+        return pd.DataFrame(
+            columns=[
+                "beta",
+                "D",
+                "excess_mean",
+                "excess_sd",
+                "n_seeds",
+                "floor",
+                "truncation",
+                "above_floor",
+                "converged",
+            ]
+        )
+    floors = _read(floor_paths).set_index(["beta", "D"])
+    rows = []
+    for (beta, d), g in runs.groupby(["beta", "D"], sort=True):
+        mean = float(g["excess"].mean())
+        conv = cell_convergence(list(g["val_losses"]), CLOSE_TOLERANCE * abs(mean))
+        fl = floors.loc[(beta, d)]
+        rows.append(
+            {
+                "beta": beta,
+                "D": int(d),
+                "excess_mean": mean,
+                "excess_sd": float(g["excess"].std(ddof=1)) if len(g) > 1 else math.nan,
+                "n_seeds": len(g),
+                "floor": float(fl["rank_d_floor_excess_risk"]),
+                "truncation": float(fl["truncation_excess_risk"]),
+                "above_floor": mean - float(fl["rank_d_floor_excess_risk"]),
+                "floor_converged": bool(fl["converged"]),
+                "best_at_end": conv["best_at_end"],
+                "converged": conv["converged"],
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def run_assemble(inputs, smooth: dict, output) -> dict:
+    """The ``assemble_smoothness`` rule."""
+    from ..runtime import write_csv
+
+    worlds = world_table(inputs.worlds, inputs.floors)
+    eps = eps_table(inputs.eps, inputs.worlds)
+    curves = curves_table(inputs.eigenvalues, inputs.excess, inputs.worlds, inputs.floors)
+    runs = trained_runs(list(inputs.metrics))
+    trained = trained_table(runs, inputs.floors)
+    rows = [s1(eps, SPECTRUM_KEYS), *s2(worlds), *s3(worlds), *s4(runs, trained)]
+    table = pd.DataFrame(rows, columns=list(claims.COLUMNS))
+    log.info("claims:\n%s", table[["id", "measured", "verdict"]].to_string(index=False))
+    for name, df in (
+        ("worlds", worlds),
+        ("eps", eps),
+        ("trained", trained),
+        ("claims", table),
+        ("curves", curves),
+    ):
+        write_csv(df, getattr(output, name))
+    return {"worlds": worlds, "eps": eps, "trained": trained, "claims": table}
