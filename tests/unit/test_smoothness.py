@@ -200,3 +200,30 @@ def test_the_claims_vocabulary_combines_and_gates():
         claims.row(id="x", verdict="matches nicely")
     with pytest.raises(KeyError):
         claims.row(id="x", verdict="holds", colour="red")
+
+
+def _runs(beta, means, sd=0.01, seeds=3):
+    rng = np.random.default_rng(1)
+    rows = []
+    for d, m in means.items():
+        for s in range(seeds):
+            rows.append({"beta": beta, "D": d, "seed": s, "excess": m * (1 + sd * rng.normal())})
+    return rows
+
+
+def test_s4_reads_the_saturation_rule_and_the_convergence_gate():
+    """Rough world still falling at D = 8, smooth world flat from D = 2: both hold; the same
+    numbers on unconverged cells are 'unresolved: not converged'; a rough curve flat from D = 2
+    fails its 'does not saturate before 8'."""
+    falling = {1: 0.07, 2: 0.035, 4: 0.016, 8: 0.007}
+    flat = {1: 0.17, 2: 2e-6, 4: 2e-6, 8: 2e-6}
+    runs = pd.DataFrame(_runs(0.5, falling) + _runs(2.0, flat))
+    trained = pd.DataFrame({"beta": [0.5, 2.0], "converged": [True, True]})
+    got = {r["id"]: r["verdict"] for r in sa.s4(runs, trained)}
+    assert got == {"S4 β=0.5": "holds", "S4 β=2": "holds"}
+    trained["converged"] = False
+    got = {r["id"]: r["verdict"] for r in sa.s4(runs, trained)}
+    assert got == {"S4 β=0.5": Verdict.NOT_CONVERGED, "S4 β=2": Verdict.NOT_CONVERGED}
+    runs = pd.DataFrame(_runs(0.5, {1: 0.07, 2: 0.01, 4: 0.01, 8: 0.01}) + _runs(2.0, flat))
+    trained["converged"] = True
+    assert {r["id"]: r["verdict"] for r in sa.s4(runs, trained)}["S4 β=0.5"] == "fails"

@@ -223,7 +223,7 @@ def s4(runs: pd.DataFrame, trained: pd.DataFrame) -> list[dict]:
         per = [g[g["D"] == d].sort_values("seed")["excess"].to_numpy() for d in dims]
         sat = saturation.saturation(dims, per, increasing=False)
         smooth = b == betas[-1] and len(betas) > 1
-        want = (1, S4_SMOOTH_BY) if smooth else {max(dims)}
+        want = (1, S4_SMOOTH_BY) if smooth else (max(dims), math.inf)
         v = Verdict(saturation.consistent(sat, want))
         conv = bool(trained.loc[trained["beta"] == b, "converged"].all())
         stmt = (
