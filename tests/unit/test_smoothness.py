@@ -227,3 +227,20 @@ def test_s4_reads_the_saturation_rule_and_the_convergence_gate():
     runs = pd.DataFrame(_runs(0.5, {1: 0.07, 2: 0.01, 4: 0.01, 8: 0.01}) + _runs(2.0, flat))
     trained["converged"] = True
     assert {r["id"]: r["verdict"] for r in sa.s4(runs, trained)}["S4 β=0.5"] == "fails"
+
+
+def test_the_relation_is_fitted_and_each_world_is_predicted_by_the_others():
+    """Worlds on γ = 2β + 2 exactly: slope 2, intercept 2, every leave-one-out prediction exact
+    and the claim holds; move one world off the line by 20 % and its miss fails the claim."""
+    from crl_approx.analyses.smoothness import with_relation
+
+    rows = [_world(b, 2 * b + 2, 2 * b + 2, 2 * b + 2) for b in (0.5, 1.0, 1.5)]
+    rows.append(_world(2.0, math.nan, math.nan, math.nan, rank=3))
+    w = with_relation(pd.DataFrame(rows))
+    assert w["relation_slope"].iloc[0] == pytest.approx(2.0)
+    assert w["relation_intercept"].iloc[0] == pytest.approx(2.0)
+    np.testing.assert_allclose(w["gamma_loo"].iloc[:3], [3.0, 4.0, 5.0])
+    assert math.isnan(w["gamma_loo"].iloc[3])
+    assert sa.relation(w)["verdict"] == Verdict.HOLDS
+    rows[1]["gamma"] = 4.8
+    assert sa.relation(with_relation(pd.DataFrame(rows)))["verdict"] == Verdict.FAILS

@@ -7,12 +7,13 @@ import json
 import logging
 import math
 
+import numpy as np
 import pandas as pd
 
 from ..numerics import claims
 from ..numerics.tiers import CLOSE_TOLERANCE
 from .convergence import cell_convergence
-from .smoothness_claims import SPECTRUM_KEYS, s1, s2, s3, s4
+from .smoothness_claims import SPECTRUM_KEYS, relation, s1, s2, s3, s4
 
 log = logging.getLogger(__name__)
 
@@ -23,6 +24,25 @@ def _read(paths) -> pd.DataFrame:
 
 def world_table(world_paths, floor_paths) -> pd.DataFrame:
     return _read(world_paths).sort_values("beta", ignore_index=True)
+
+
+def with_relation(worlds: pd.DataFrame) -> pd.DataFrame:
+    """The fitted relation γ̂ = c₀ + c₁·β over the worlds with a fitted γ̂ (β < 2), and each such
+    world's γ predicted by the line through the others (leave-one-out; NaN with fewer than three
+    fitted worlds): where a world not in the fit should fall."""
+    out = worlds.copy()
+    ok = out["beta"].lt(2) & np.isfinite(out["gamma"])
+    b, g = out.loc[ok, "beta"].to_numpy(float), out.loc[ok, "gamma"].to_numpy(float)
+    slope, icpt = np.polyfit(b, g, 1) if len(b) >= 2 else (math.nan, math.nan)
+    out["relation_slope"], out["relation_intercept"] = slope, icpt
+    loo = np.full(len(out), math.nan)
+    if len(b) >= 3:
+        for k, i in enumerate(np.nonzero(ok.to_numpy())[0]):
+            rest = np.arange(len(b)) != k
+            s1, c1 = np.polyfit(b[rest], g[rest], 1)
+            loo[i] = c1 + s1 * b[k]
+    out["gamma_loo"] = loo
+    return out
 
 
 def eps_table(eps_paths, world_paths) -> pd.DataFrame:
@@ -141,12 +161,13 @@ def run_assemble(inputs, smooth: dict, output) -> dict:
     """The ``assemble_smoothness`` rule."""
     from ..runtime import write_csv
 
-    worlds = world_table(inputs.worlds, inputs.floors)
+    worlds = with_relation(world_table(inputs.worlds, inputs.floors))
     eps = eps_table(inputs.eps, inputs.worlds)
     curves = curves_table(inputs.eigenvalues, inputs.excess, inputs.worlds, inputs.floors)
     runs = trained_runs(list(inputs.metrics))
     trained = trained_table(runs, inputs.floors)
-    rows = [s1(eps, SPECTRUM_KEYS), *s2(worlds), *s3(worlds), *s4(runs, trained)]
+    rows = [s1(eps, SPECTRUM_KEYS), *s2(worlds), relation(worlds), *s3(worlds)]
+    rows += s4(runs, trained)
     table = pd.DataFrame(rows, columns=list(claims.COLUMNS))
     log.info("claims:\n%s", table[["id", "measured", "verdict"]].to_string(index=False))
     for name, df in (

@@ -169,6 +169,34 @@ def _alpha_text(a: float, levels: int) -> str:
     )
 
 
+def relation(worlds: pd.DataFrame) -> dict:
+    """Post hoc (added after the numbers): the line γ̂ = c₀ + c₁β fitted over the worlds, its slope
+    against S2's 2, and the worst leave-one-out miss (how far a world falls from the line through
+    the others): the relation a new β is read against."""
+    w = worlds[np.isfinite(worlds["gamma"]) & (worlds["beta"] < 2)]
+    slope = float(worlds["relation_slope"].iloc[0])
+    icpt = float(worlds["relation_intercept"].iloc[0])
+    miss = (w["gamma"] - w["gamma_loo"]).abs() / w["gamma"]
+    ok = math.isfinite(slope) and np.isfinite(miss).any()
+    worst = float(miss.max()) if ok else math.nan
+    v = claims.within(slope, 2.0, S2_BAND) if ok else Verdict.UNRESOLVED
+    return claims.row(
+        id="S2 relation",
+        statement="γ̂(β) is a line of slope 2 (within 10 %), each world on the others' line",
+        kind=Kind.POST_HOC,
+        how=How.EXACT,
+        measured=f"γ̂ = {icpt:.2f} + {slope:.2f}·β" if ok else "fewer than 3 fitted worlds",
+        value=slope,
+        verdict=claims.combine([v, Verdict.HOLDS if worst <= S2_BAND else Verdict.FAILS])
+        if ok
+        else Verdict.UNRESOLVED,
+        decidable="" if ok else "no: fewer than 3 worlds with a fitted γ̂",
+        reading=f"worst leave-one-out miss {worst:.1%} of γ̂" if ok else "",
+        source="smoothness_worlds: relation_slope, gamma_loo",
+        keys=SPECTRUM_KEYS,
+    )
+
+
 def s3(worlds: pd.DataFrame) -> list[dict]:
     rows = []
     for _, w in worlds[worlds["beta"] < 2].iterrows():
