@@ -148,7 +148,10 @@ def trained_table(runs: pd.DataFrame, floor_paths) -> pd.DataFrame:
                 "n_seeds": len(g),
                 "floor": float(fl["rank_d_floor_excess_risk"]),
                 "truncation": float(fl["truncation_excess_risk"]),
-                "above_floor": mean - float(fl["rank_d_floor_excess_risk"]),
+                # an unconverged floor is an upper bound: the part above it is not known
+                "above_floor": mean - float(fl["rank_d_floor_excess_risk"])
+                if bool(fl["converged"])
+                else math.nan,
                 "floor_converged": bool(fl["converged"]),
                 "best_at_end": conv["best_at_end"],
                 "converged": conv["converged"],

@@ -98,7 +98,8 @@ def _trained(r) -> dict:
         "D": int(r.D),
         "excess": mean_sd(r.excess_mean, r.excess_sd, fmt, fmt_sd),
         "n": int(r.n_seeds),
-        "floor": fmt(r.floor),
+        # a floor stopped by the L-BFGS budget is an upper bound on the best rank-D excess
+        "floor": fmt(r.floor) if getattr(r, "floor_converged", True) else f"≤ {fmt(r.floor)}",
         "above": fmt(r.above_floor),
         "converged": ("yes" if r.converged else "no") + (f" (best at end {best})" if best else ""),
     }
