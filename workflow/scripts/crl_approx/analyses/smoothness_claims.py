@@ -165,7 +165,9 @@ def s2(worlds: pd.DataFrame) -> list[dict]:
 
 def _alpha_text(a: float, levels: int) -> str:
     return (
-        f"α̂ = {a:.3f} ({levels} levels)" if math.isfinite(a) else f"α̂ not fitted ({levels} levels)"
+        f"α̂ = {a:.3f} ({levels} ε levels)"
+        if math.isfinite(a)
+        else f"α̂ not fitted ({levels} ε level(s))"
     )
 
 
