@@ -230,6 +230,31 @@ BAD_CONFIGS = [
     ("smoothness_fit_from_too_late", {"smoothness": {"fit_from": 98}}, "smoothness.fit_from"),
     ("smoothness_growth_one", {"smoothness": {"growth": 1.0}}, "smoothness.growth"),
     ("smoothness_tolerance_zero", {"smoothness": {"tolerance": 0}}, "smoothness.tolerance"),
+    ("smoothness_panels_too_few", {"smoothness": {"panels": 4}}, "smoothness.panels"),
+    ("smoothness_order_zero", {"smoothness": {"order": 0}}, "smoothness.order"),
+    (
+        "smoothness_few_eigenvalues",
+        {"smoothness": {"n_eigenvalues": 4}},
+        "smoothness.n_eigenvalues",
+    ),
+    (
+        "smoothness_alpha_from_beyond",
+        {"smoothness": {"alpha_from_dim": 60}},
+        "smoothness.alpha_from_dim",
+    ),
+    ("smoothness_train_panels_one", {"smoothness": {"train_panels": 1}}, "smoothness.train_panels"),
+    (
+        "smoothness_floor_panels_huge",
+        {"smoothness": {"floor_panels": 5000}},
+        "smoothness.floor_panels",
+    ),
+    (
+        "smoothness_floor_iterations_few",
+        {"smoothness": {"floor_iterations": 1}},
+        "smoothness.floor_iterations",
+    ),
+    ("smoothness_dims_zero", {"smoothness": {"dims": [0, 2]}}, "smoothness.dims.0"),
+    ("smoothness_eps_above_one", {"smoothness": {"eps": [2.0, 0.1]}}, "smoothness.eps.0"),
     # --- the run's estimated work: refused up front (allow_large_run: true lets it run)
     ("study_work_absurd", {"gmm": {"n_train": 10**8}}, "gmm.n_train"),
     ("a_thousand_seeds", {"seeds": list(range(1000))}, "seeds"),
