@@ -17,6 +17,9 @@ from .smoothness_claims import SPECTRUM_KEYS, relation, s1, s2, s3, s4
 
 log = logging.getLogger(__name__)
 
+#: a floor whose L-BFGS stopped with a largest gradient below this counts as converged
+FLOOR_GRADIENT = 1e-6
+
 
 def _read(paths) -> pd.DataFrame:
     return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
@@ -139,6 +142,8 @@ def trained_table(runs: pd.DataFrame, floor_paths) -> pd.DataFrame:
         mean = float(g["excess"].mean())
         conv = cell_convergence(list(g["val_losses"]), CLOSE_TOLERANCE * abs(mean))
         fl = floors.loc[(beta, d)]
+        # converged: L-BFGS says so, or it stopped (line search) with a vanishing gradient
+        floor_ok = bool(fl["converged"]) or float(fl["max_abs_grad"]) < FLOOR_GRADIENT
         rows.append(
             {
                 "beta": beta,
@@ -150,9 +155,9 @@ def trained_table(runs: pd.DataFrame, floor_paths) -> pd.DataFrame:
                 "truncation": float(fl["truncation_excess_risk"]),
                 # an unconverged floor is an upper bound: the part above it is not known
                 "above_floor": mean - float(fl["rank_d_floor_excess_risk"])
-                if bool(fl["converged"])
+                if floor_ok
                 else math.nan,
-                "floor_converged": bool(fl["converged"]),
+                "floor_converged": floor_ok,
                 "best_at_end": conv["best_at_end"],
                 "converged": conv["converged"],
             }
