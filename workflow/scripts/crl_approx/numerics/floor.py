@@ -88,14 +88,13 @@ def rank_d_floor(
     }
 
 
-def floor_table(mix: GaussianMixture, dims, tau: float, nodes: int) -> pd.DataFrame:
-    spec = operator_spectrum(mix, nodes)
+def floor_rows(spec: OperatorSpectrum, dims, tau: float, max_iter: int = 20000) -> list[dict]:
+    """:func:`rank_d_floor` at each D of ``dims``, timed and logged."""
     rows = []
     for d in dims:
         t0 = time.perf_counter()
-        row = rank_d_floor(spec, d, tau)
+        row = rank_d_floor(spec, int(d), tau, max_iter=max_iter)
         row["seconds"] = time.perf_counter() - t0
-        row["quadrature_nodes"] = nodes
         log.info(
             "rank-%d floor %.6g (truncation %.6g), %d L-BFGS iterations, %.1f s: %s",
             d,
@@ -106,7 +105,12 @@ def floor_table(mix: GaussianMixture, dims, tau: float, nodes: int) -> pd.DataFr
             row["lbfgs_message"],
         )
         rows.append(row)
-    return pd.DataFrame(rows)
+    return rows
+
+
+def floor_table(mix: GaussianMixture, dims, tau: float, nodes: int) -> pd.DataFrame:
+    rows = floor_rows(operator_spectrum(mix, nodes), dims, tau)
+    return pd.DataFrame([row | {"quadrature_nodes": nodes} for row in rows])
 
 
 def run(gmm: dict, tau: float, output) -> pd.DataFrame:

@@ -251,30 +251,16 @@ def run_world(beta: float, smooth: dict, tau: float, output) -> dict:
 def floor_curve(beta: float, scale: float, smooth: dict, tau: float):
     """The best rank-D InfoNCE excess (and the truncation's) for D in ``smooth["dims"]`` on the
     grid of ``floor_panels`` panels, the grid the trained cells are evaluated on."""
-    from .floor import rank_d_floor
+    from .floor import floor_rows
 
     spec = channel_spectrum(
         NoiseChannel(beta, scale), smooth["floor_panels"], smooth["order"], smooth["growth"]
     )
-    rows = []
-    for d in smooth["dims"]:
-        t0 = time.perf_counter()
-        row = rank_d_floor(spec, int(d), tau, max_iter=smooth["floor_iterations"])
+    rows = floor_rows(spec, smooth["dims"], tau, max_iter=smooth["floor_iterations"])
+    for row in rows:
         # an L-BFGS stopped by its budget gives an upper bound on the floor, not the floor
         row["converged"] = row["lbfgs_message"].startswith("CONVERGENCE")
-        row |= {"beta": beta, "seconds": time.perf_counter() - t0}
-        row["floor_panels"] = smooth["floor_panels"]
-        log.info(
-            "beta %g, rank-%d floor %.6g (truncation %.6g), %d iterations, %.1f s: %s",
-            beta,
-            d,
-            row["rank_d_floor_excess_risk"],
-            row["truncation_excess_risk"],
-            row["lbfgs_iterations"],
-            row["seconds"],
-            row["lbfgs_message"],
-        )
-        rows.append(row)
+        row |= {"beta": beta, "floor_panels": smooth["floor_panels"]}
     return pd.DataFrame(rows)
 
 
