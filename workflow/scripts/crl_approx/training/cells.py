@@ -144,22 +144,15 @@ def train_gmm(
     ``pairs`` (``steps`` steps, default ``train.epochs`` passes), or with ``fresh`` on a fresh
     stream for ``steps`` steps (``pairs`` then only give the validation pairs)."""
     from ..models.gmm import GaussianMixture
-    from ..numerics.spectrum import infonce_loss, operator_spectrum
-    from .evaluation import Grid, population_metrics
+    from ..numerics.spectrum import operator_spectrum
+    from .evaluation import Grid
 
     dev = select_device(device)
     configure_threads(threads, dev)
     mix = GaussianMixture.from_config(gmm)
     spec = operator_spectrum(mix, gmm["quadrature_nodes"])
-    l_star = infonce_loss(spec, tau * spec.pmi, tau)
     model = build_model(seeds, 1, 1, dim, train).to(dev, torch.float32)
-
-    def evaluate(fx, gy):
-        loss = infonce_loss(spec, fx @ gy.T, tau)
-        return loss, loss - l_star
-
-    nodes = (spec.quad.x[:, None], spec.quad.y[:, None])
-    rec = _Recorder(model, train, nodes, evaluate, early_steps)
+    rec, l_star = quadrature_recorder(model, train, spec, tau, early_steps)
     t_start = time.perf_counter()
     if objective == "samples":
         if pairs is None:
@@ -174,14 +167,35 @@ def train_gmm(
     else:
         raise ValueError(f"unknown objective {objective!r}")
     wall = time.perf_counter() - t_start
+    return model, *quadrature_outputs(model, rec, spec, tau, l_star, "gmm", objective, steps, wall)
+
+
+def quadrature_recorder(model, train, spec, tau, early_steps=()):
+    """A recorder scoring every checkpoint exactly on ``spec``'s quadrature, and its L*."""
+    from ..numerics.spectrum import infonce_loss
+
+    l_star = infonce_loss(spec, tau * spec.pmi, tau)
+
+    def evaluate(fx, gy):
+        loss = infonce_loss(spec, fx @ gy.T, tau)
+        return loss, loss - l_star
+
+    nodes = (spec.quad.x[:, None], spec.quad.y[:, None])
+    return _Recorder(model, train, nodes, evaluate, early_steps), l_star
+
+
+def quadrature_outputs(model, rec, spec, tau, l_star, dataset, objective, steps, wall):
+    """Per replica, the metrics and checkpoints a :func:`quadrature_recorder` recorded."""
+    from .evaluation import population_metrics
+
     metrics, ckpts = [], []
     for r in range(model.replicas):
         ckpt = rec.checkpoints(r) | {"x_nodes": spec.quad.x, "y_nodes": spec.quad.y}
         score = ckpt["f"][-1] @ ckpt["g"][-1].T
         extra = population_metrics(spec, score, tau, l_star) | {"L_star": l_star}
-        metrics.append(rec.metrics(r, "gmm", objective, dim, tau, steps, wall, extra))
+        metrics.append(rec.metrics(r, dataset, objective, model.dim, tau, steps, wall, extra))
         ckpts.append(ckpt)
-    return model, metrics, ckpts
+    return metrics, ckpts
 
 
 def train_lcgm(

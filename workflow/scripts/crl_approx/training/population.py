@@ -10,7 +10,7 @@ float64 and whose loss gives the history's ``val_loss`` and ``excess_risk``:
 L(f(x)ᵀg(y)) − L(τ·PMI), both on ``spec_eval``. This is the ``population`` branch of
 :func:`.cells.train_gmm` with the mixture factored out (on a mixture's spectra it reproduces that
 branch bitwise): the same towers, loop (:func:`.loops.fit_population`), per-epoch bookkeeping
-(:class:`.cells._Recorder`) and final metrics (:func:`.evaluation.population_metrics`), so a
+and final metrics (:func:`.cells.quadrature_recorder`, :func:`.cells.quadrature_outputs`), so a
 seed's numbers do not depend on the seeds stacked beside it.
 
 A grid's conditional laws must be normalised: Σ_j wy_j exp(PMI_ij) = 1 for every x node. Where a
@@ -30,9 +30,9 @@ import time
 import numpy as np
 import torch
 
-from ..numerics.spectrum import OperatorSpectrum, infonce_loss
-from .cells import _Recorder
-from .evaluation import Grid, population_metrics
+from ..numerics.spectrum import OperatorSpectrum
+from .cells import quadrature_outputs, quadrature_recorder
+from .evaluation import Grid
 from .loops import configure_threads, fit_population, select_device
 from .towers import build_model
 
@@ -91,15 +91,8 @@ def train_population(
     check_rows(spec_eval, "the evaluation grid")
     dev = select_device(device)
     configure_threads(threads, dev)
-    l_star = infonce_loss(spec_eval, tau * spec_eval.pmi, tau)
     model = build_model(seeds, 1, 1, dim, train).to(dev, torch.float32)
-
-    def evaluate(fx, gy):
-        loss = infonce_loss(spec_eval, fx @ gy.T, tau)
-        return loss, loss - l_star
-
-    nodes = (spec_eval.quad.x[:, None], spec_eval.quad.y[:, None])
-    rec = _Recorder(model, train, nodes, evaluate)
+    rec, l_star = quadrature_recorder(model, train, spec_eval, tau)
     grid = grid_of(spec_train, torch.float32, dev)
     log.info(
         "%s: training grid %d x %d nodes, evaluation grid %d x %d, L* = %.8f",
@@ -113,11 +106,7 @@ def train_population(
     t_start = time.perf_counter()
     steps = fit_population(model, grid, train, tau, rec)
     wall = time.perf_counter() - t_start
-    metrics, ckpts = [], []
-    for r in range(model.replicas):
-        ckpt = rec.checkpoints(r) | {"x_nodes": spec_eval.quad.x, "y_nodes": spec_eval.quad.y}
-        score = ckpt["f"][-1] @ ckpt["g"][-1].T
-        extra = population_metrics(spec_eval, score, tau, l_star) | {"L_star": l_star}
-        metrics.append(rec.metrics(r, dataset, "population", dim, tau, steps, wall, extra))
-        ckpts.append(ckpt)
+    metrics, ckpts = quadrature_outputs(
+        model, rec, spec_eval, tau, l_star, dataset, "population", steps, wall
+    )
     return model, metrics, ckpts
