@@ -25,7 +25,7 @@ def _read(paths) -> pd.DataFrame:
     return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
 
 
-def world_table(world_paths, floor_paths) -> pd.DataFrame:
+def world_table(world_paths) -> pd.DataFrame:
     return _read(world_paths).sort_values("beta", ignore_index=True)
 
 
@@ -48,22 +48,20 @@ def with_relation(worlds: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def eps_table(eps_paths, world_paths) -> pd.DataFrame:
+def eps_table(eps_paths, betas) -> pd.DataFrame:
     """D(ε) per world, the truncation's on the fine grid."""
     rows = []
-    for ep, wp in zip(eps_paths, world_paths, strict=True):
-        beta = float(pd.read_csv(wp)["beta"].iloc[0])
+    for ep, beta in zip(eps_paths, betas, strict=True):
         rows.append(pd.read_csv(ep).assign(beta=beta))
     out = pd.concat(rows, ignore_index=True)
     return out[["beta", "eps", "D_needed", "D_interp", "converged"]]
 
 
-def curves_table(eig_paths, excess_paths, world_paths, floor_paths) -> pd.DataFrame:
+def curves_table(eig_paths, excess_paths, betas, floor_paths) -> pd.DataFrame:
     """Long table for the figure: λ_i, truncation excess and floor against i or D, per world."""
     parts = []
     floors = _read(floor_paths)
-    for eg, ex, wp in zip(eig_paths, excess_paths, world_paths, strict=True):
-        beta = float(pd.read_csv(wp)["beta"].iloc[0])
+    for eg, ex, beta in zip(eig_paths, excess_paths, betas, strict=True):
         e = pd.read_csv(eg)
         parts.append(
             pd.DataFrame(
@@ -169,9 +167,11 @@ def run_assemble(inputs, smooth: dict, output) -> dict:
     """The ``assemble_smoothness`` rule."""
     from ..runtime import write_csv
 
-    worlds = with_relation(world_table(inputs.worlds, inputs.floors))
-    eps = eps_table(inputs.eps, inputs.worlds)
-    curves = curves_table(inputs.eigenvalues, inputs.excess, inputs.worlds, inputs.floors)
+    # each world's β in the inputs' order (the per-world files come in the same order)
+    betas = [float(pd.read_csv(p)["beta"].iloc[0]) for p in inputs.worlds]
+    worlds = with_relation(world_table(inputs.worlds))
+    eps = eps_table(inputs.eps, betas)
+    curves = curves_table(inputs.eigenvalues, inputs.excess, betas, inputs.floors)
     runs = trained_runs(list(inputs.metrics))
     trained = trained_table(runs, inputs.floors)
     rows = [s1(eps, SPECTRUM_KEYS), *s2(worlds), relation(worlds), *s3(worlds)]
