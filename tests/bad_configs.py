@@ -249,6 +249,11 @@ BAD_CONFIGS = [
         "smoothness.floor_panels",
     ),
     (
+        "smoothness_floor_newton_rounds_negative",
+        {"smoothness": {"floor_newton_rounds": -1}},
+        "smoothness.floor_newton_rounds",
+    ),
+    (
         "smoothness_floor_iterations_few",
         {"smoothness": {"floor_iterations": 1}},
         "smoothness.floor_iterations",

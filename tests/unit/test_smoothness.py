@@ -249,3 +249,59 @@ def test_the_relation_is_fitted_and_each_world_is_predicted_by_the_others():
     assert sa.relation(w)["verdict"] == Verdict.HOLDS
     rows[1]["gamma"] = 4.8
     assert sa.relation(with_relation(pd.DataFrame(rows)))["verdict"] == Verdict.FAILS
+
+
+def test_the_gaussian_channel_floor_at_rank_two_is_zero():
+    """Known answer: the Gaussian channel's PMI is a·xy + b·y² + c·x² + const, and InfoNCE cannot
+    see the x-only term, so the rank-2 score (x, 1)·(a·y, b·y²) attains L*: the best rank-2 excess
+    is 0. The alternating Newton rounds reach it (< 1e-10); L-BFGS alone from the truncation,
+    given the same budget, stops visibly above it (the stall the rounds exist for). At rank 1 the
+    rounds do at least as well as L-BFGS alone."""
+    ch = NoiseChannel(2.0, scale_for_information(2.0, 0.5 * math.log(2.0)))
+    spec = sn.channel_spectrum(ch, 30, 4, 1.15)
+    newton = rank_d_floor(spec, 2, 0.5, max_iter=300, newton_rounds=5)
+    alone = rank_d_floor(spec, 2, 0.5, max_iter=300)
+    assert abs(newton["rank_d_floor_excess_risk"]) < 1e-10
+    assert alone["rank_d_floor_excess_risk"] > 1e-6
+    assert newton["truncation_excess_risk"] > 1e-3  # the truncation itself is not rank-2 optimal
+    one = rank_d_floor(spec, 1, 0.5, max_iter=300, newton_rounds=5)["rank_d_floor_excess_risk"]
+    one_alone = rank_d_floor(spec, 1, 0.5, max_iter=300)["rank_d_floor_excess_risk"]
+    assert 0 < one <= one_alone + 1e-12
+
+
+def test_d_of_eps_is_predicted_from_the_other_worlds_and_a_miss_fails():
+    """Worlds on an exact log-bilinear surface, log D = 1 + 0.5β + (0.6 − 0.2β)·log(1/ε): every
+    leave-one-out
+    prediction is then exact (up to rounding) and the post-hoc claim holds; scaling one world's
+    D by 1.3 puts it 30 % off the others' surface (which it is not part of), and the claim fails
+    (the others' surfaces move with it, so the worst miss may be another world's)."""
+    from crl_approx.analyses.smoothness import loo_dims
+
+    eps = [1e-2, 1e-3, 1e-4]
+    rows = [
+        {
+            "beta": b,
+            "eps": e,
+            "D_interp": math.exp(1 + 0.5 * b + (0.6 - 0.2 * b) * math.log(1 / e)),
+            "converged": True,
+        }
+        for b in (0.5, 1.0, 1.5, 2.0)
+        for e in eps
+    ]
+    t = pd.DataFrame(rows)
+    t.loc[t["beta"] == 2.0, "D_interp"] = 3.0  # the Gaussian world is finite rank: left out
+    t["D_loo"] = loo_dims(t)
+    use = t["beta"] < 2
+    np.testing.assert_allclose(t.loc[use, "D_loo"], t.loc[use, "D_interp"], rtol=1e-9)
+    assert t.loc[~use, "D_loo"].isna().all()
+    assert sa.relation_dims(t)["verdict"] == Verdict.HOLDS
+    t.loc[t["beta"] == 1.0, "D_interp"] *= 1.3
+    t["D_loo"] = loo_dims(t)
+    row = sa.relation_dims(t)
+    assert row["verdict"] == Verdict.FAILS
+    mid = t["beta"] == 1.0
+    np.testing.assert_allclose(t.loc[mid, "D_interp"] / t.loc[mid, "D_loo"], 1.3, rtol=1e-9)
+    assert "1: 30%" in row["measured"]
+    # an unconverged level is neither predicted nor used
+    t.loc[0, "converged"] = False
+    assert math.isnan(loo_dims(t).iloc[0])

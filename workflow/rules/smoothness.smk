@@ -45,7 +45,7 @@ rule compute_smoothness_floor:
         mem_mb=2000,
         runtime="30m",
     params:
-        smooth=smooth_params(*SMOOTH_GRID_KEYS, "dims", "floor_iterations"),
+        smooth=smooth_params(*SMOOTH_GRID_KEYS, "dims", "floor_iterations", "floor_newton_rounds"),
         tau=lookup(dpath="tau", within=config),
     script:
         "../scripts/compute_smoothness_floor.py"
@@ -88,7 +88,7 @@ rule assemble_smoothness:
         eigenvalues=smooth_worlds("eigenvalues.csv"),
         excess=smooth_worlds("excess.csv"),
         eps=smooth_worlds("eps.csv"),
-        floors=smooth_worlds("floor.csv", config["smoothness"]["trained"]),
+        floors=smooth_worlds("floor.csv"),
         metrics=smooth_cells(),
     output:
         worlds=report(

@@ -13,7 +13,7 @@ import pandas as pd
 from ..numerics import claims
 from ..numerics.tiers import CLOSE_TOLERANCE
 from .convergence import cell_convergence
-from .smoothness_claims import SPECTRUM_KEYS, relation, s1, s2, s3, s4
+from .smoothness_claims import SPECTRUM_KEYS, relation, relation_dims, s1, s2, s3, s4
 
 log = logging.getLogger(__name__)
 
@@ -48,13 +48,50 @@ def with_relation(worlds: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def eps_table(eps_paths, betas) -> pd.DataFrame:
-    """D(ε) per world, the truncation's on the fine grid."""
+def floor_ok(floors: pd.DataFrame) -> pd.Series:
+    """A floor is converged when L-BFGS says so, or it stopped (line search) with a vanishing
+    gradient."""
+    return floors["converged"].astype(bool) | (floors["max_abs_grad"] < FLOOR_GRADIENT)
+
+
+def _surface(d: pd.DataFrame) -> np.ndarray:
+    t = np.log(1.0 / d["eps"].to_numpy(float))
+    b = d["beta"].to_numpy(float)
+    return np.c_[np.ones(len(d)), b, t, b * t]
+
+
+def loo_dims(eps: pd.DataFrame) -> pd.Series:
+    """Each converged D(ε) of a world with β < 2 predicted from the other such worlds: log D fitted
+    as c₀ + c₁β + (c₂ + c₃β)·log(1/ε) (a power law in ε whose exponent and constant move linearly
+    with β) on their converged levels; NaN with fewer than two other worlds."""
+    use = eps["beta"].lt(2) & eps["converged"].astype(bool) & np.isfinite(eps["D_interp"])
+    out = pd.Series(math.nan, index=eps.index)
+    for b in eps.loc[use, "beta"].unique():
+        other = eps[use & (eps["beta"] != b)]
+        if other["beta"].nunique() < 2:
+            continue
+        coef = np.linalg.lstsq(_surface(other), np.log(other["D_interp"]), rcond=None)[0]
+        mine = eps[use & (eps["beta"] == b)]
+        out[mine.index] = np.exp(_surface(mine) @ coef)
+    return out
+
+
+def eps_table(eps_paths, betas, floors: pd.DataFrame) -> pd.DataFrame:
+    """D(ε) per world: the truncation's on the fine grid, its leave-one-out prediction from the
+    other worlds (:func:`loo_dims`), and the smallest D of ``dims`` whose converged rank-D floor
+    is ≤ ε (NaN if none: the floor is computed at those D only)."""
     rows = []
     for ep, beta in zip(eps_paths, betas, strict=True):
         rows.append(pd.read_csv(ep).assign(beta=beta))
     out = pd.concat(rows, ignore_index=True)
-    return out[["beta", "eps", "D_needed", "D_interp", "converged"]]
+    out = out[["beta", "eps", "D_needed", "D_interp", "converged"]].copy()
+    out["D_loo"] = loo_dims(out)
+    ok = floors[floor_ok(floors)]
+    out["D_floor"] = [
+        ok.loc[(ok["beta"] == b) & (ok["rank_d_floor_excess_risk"] <= e), "D"].min()
+        for b, e in zip(out["beta"], out["eps"], strict=True)
+    ]
+    return out
 
 
 def curves_table(eig_paths, excess_paths, betas, floor_paths) -> pd.DataFrame:
@@ -87,6 +124,7 @@ def curves_table(eig_paths, excess_paths, betas, floor_paths) -> pd.DataFrame:
             )
         )
         f = floors[floors["beta"] == beta]
+        f_ok = floor_ok(f)
         parts.append(
             pd.DataFrame(
                 {
@@ -94,7 +132,7 @@ def curves_table(eig_paths, excess_paths, betas, floor_paths) -> pd.DataFrame:
                     "kind": "floor",
                     "x": f["D"],
                     "value": f["rank_d_floor_excess_risk"],
-                    "converged": True,
+                    "converged": f_ok,
                 }
             )
         )
@@ -140,8 +178,7 @@ def trained_table(runs: pd.DataFrame, floor_paths) -> pd.DataFrame:
         mean = float(g["excess"].mean())
         conv = cell_convergence(list(g["val_losses"]), CLOSE_TOLERANCE * abs(mean))
         fl = floors.loc[(beta, d)]
-        # converged: L-BFGS says so, or it stopped (line search) with a vanishing gradient
-        floor_ok = bool(fl["converged"]) or float(fl["max_abs_grad"]) < FLOOR_GRADIENT
+        fl_ok = bool(fl["converged"]) or float(fl["max_abs_grad"]) < FLOOR_GRADIENT
         rows.append(
             {
                 "beta": beta,
@@ -152,10 +189,8 @@ def trained_table(runs: pd.DataFrame, floor_paths) -> pd.DataFrame:
                 "floor": float(fl["rank_d_floor_excess_risk"]),
                 "truncation": float(fl["truncation_excess_risk"]),
                 # an unconverged floor is an upper bound: the part above it is not known
-                "above_floor": mean - float(fl["rank_d_floor_excess_risk"])
-                if floor_ok
-                else math.nan,
-                "floor_converged": floor_ok,
+                "above_floor": mean - float(fl["rank_d_floor_excess_risk"]) if fl_ok else math.nan,
+                "floor_converged": fl_ok,
                 "best_at_end": conv["best_at_end"],
                 "converged": conv["converged"],
             }
@@ -170,11 +205,12 @@ def run_assemble(inputs, smooth: dict, output) -> dict:
     # each world's β in the inputs' order (the per-world files come in the same order)
     betas = [float(pd.read_csv(p)["beta"].iloc[0]) for p in inputs.worlds]
     worlds = with_relation(world_table(inputs.worlds))
-    eps = eps_table(inputs.eps, betas)
+    eps = eps_table(inputs.eps, betas, _read(inputs.floors))
     curves = curves_table(inputs.eigenvalues, inputs.excess, betas, inputs.floors)
     runs = trained_runs(list(inputs.metrics))
     trained = trained_table(runs, inputs.floors)
-    rows = [s1(eps, SPECTRUM_KEYS), *s2(worlds), relation(worlds), *s3(worlds)]
+    rows = [s1(eps, SPECTRUM_KEYS), *s2(worlds), relation(worlds), relation_dims(eps)]
+    rows += s3(worlds)
     rows += s4(runs, trained)
     table = pd.DataFrame(rows, columns=list(claims.COLUMNS))
     log.info("claims:\n%s", table[["id", "measured", "verdict"]].to_string(index=False))

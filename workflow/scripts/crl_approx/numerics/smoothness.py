@@ -256,7 +256,13 @@ def floor_curve(beta: float, scale: float, smooth: dict, tau: float):
     spec = channel_spectrum(
         NoiseChannel(beta, scale), smooth["floor_panels"], smooth["order"], smooth["growth"]
     )
-    rows = floor_rows(spec, smooth["dims"], tau, max_iter=smooth["floor_iterations"])
+    rows = floor_rows(
+        spec,
+        smooth["dims"],
+        tau,
+        max_iter=smooth["floor_iterations"],
+        newton_rounds=smooth["floor_newton_rounds"],
+    )
     for row in rows:
         # an L-BFGS stopped by its budget gives an upper bound on the floor, not the floor
         row["converged"] = row["lbfgs_message"].startswith("CONVERGENCE")
