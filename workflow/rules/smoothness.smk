@@ -45,7 +45,9 @@ rule compute_smoothness_floor:
         mem_mb=2000,
         runtime="30m",
     params:
-        smooth=smooth_params(*SMOOTH_GRID_KEYS, "dims", "floor_iterations", "floor_newton_rounds"),
+        smooth=smooth_params(
+            *SMOOTH_GRID_KEYS, "dims", "floor_iterations", "floor_newton_rounds", "tolerance"
+        ),
         tau=lookup(dpath="tau", within=config),
     script:
         "../scripts/compute_smoothness_floor.py"

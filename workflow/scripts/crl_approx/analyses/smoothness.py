@@ -17,9 +17,6 @@ from .smoothness_claims import SPECTRUM_KEYS, relation, relation_dims, s1, s2, s
 
 log = logging.getLogger(__name__)
 
-#: a floor whose L-BFGS stopped with a largest gradient below this counts as converged
-FLOOR_GRADIENT = 1e-6
-
 
 def _read(paths) -> pd.DataFrame:
     return pd.concat([pd.read_csv(p) for p in paths], ignore_index=True)
@@ -49,9 +46,8 @@ def with_relation(worlds: pd.DataFrame) -> pd.DataFrame:
 
 
 def floor_ok(floors: pd.DataFrame) -> pd.Series:
-    """A floor is converged when L-BFGS says so, or it stopped (line search) with a vanishing
-    gradient."""
-    return floors["converged"].astype(bool) | (floors["max_abs_grad"] < FLOOR_GRADIENT)
+    """A floor is converged when its doubled budget agreed (``compute_smoothness_floor``)."""
+    return floors["converged"].astype(bool)
 
 
 def _surface(d: pd.DataFrame) -> np.ndarray:
@@ -178,7 +174,7 @@ def trained_table(runs: pd.DataFrame, floor_paths) -> pd.DataFrame:
         mean = float(g["excess"].mean())
         conv = cell_convergence(list(g["val_losses"]), CLOSE_TOLERANCE * abs(mean))
         fl = floors.loc[(beta, d)]
-        fl_ok = bool(fl["converged"]) or float(fl["max_abs_grad"]) < FLOOR_GRADIENT
+        fl_ok = bool(fl["converged"])
         rows.append(
             {
                 "beta": beta,
