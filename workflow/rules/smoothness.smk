@@ -46,7 +46,11 @@ rule compute_smoothness_floor:
         runtime="30m",
     params:
         smooth=smooth_params(
-            *SMOOTH_GRID_KEYS, "dims", "floor_iterations", "floor_newton_rounds", "tolerance"
+            *SMOOTH_GRID_KEYS,
+            "dims",
+            "floor_iterations",
+            "floor_newton_rounds",
+            "tolerance",
         ),
         tau=lookup(dpath="tau", within=config),
     script:
