@@ -274,7 +274,8 @@ def test_d_of_eps_is_predicted_from_the_other_worlds_and_a_miss_fails():
     leave-one-out
     prediction is then exact (up to rounding) and the post-hoc claim holds; scaling one world's
     D by 1.3 puts it 30 % off the others' surface (which it is not part of), and the claim fails
-    (the others' surfaces move with it, so the worst miss may be another world's)."""
+    (the others' surfaces move with it, so the worst miss may be another world's). Only a world
+    between two others is judged (an interpolation); the end worlds' misses are printed."""
     from crl_approx.analyses.smoothness import loo_dims
 
     eps = [1e-2, 1e-3, 1e-4]
@@ -301,7 +302,13 @@ def test_d_of_eps_is_predicted_from_the_other_worlds_and_a_miss_fails():
     assert row["verdict"] == Verdict.FAILS
     mid = t["beta"] == 1.0
     np.testing.assert_allclose(t.loc[mid, "D_interp"] / t.loc[mid, "D_loo"], 1.3, rtol=1e-9)
-    assert "1: 30%" in row["measured"]
+    assert "β = 1: 30%" in row["measured"]
+    assert "β = 1.5: " in row["measured"] and "(extrapolated)" in row["measured"]
+    # an end world off the surface is printed, not judged: the interpolated one decides
+    t = pd.DataFrame(rows)
+    t.loc[t["beta"] == 1.5, "D_interp"] *= 1.3
+    t["D_loo"] = loo_dims(t)
+    assert sa.relation_dims(t)["verdict"] == Verdict.HOLDS
     # an unconverged level is neither predicted nor used
     t.loc[0, "converged"] = False
     assert math.isnan(loo_dims(t).iloc[0])

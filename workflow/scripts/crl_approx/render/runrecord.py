@@ -78,6 +78,7 @@ TABLES = {
     "smoothness_worlds": ("tables/smoothness_worlds.csv", None),
     "smoothness_eps": ("tables/smoothness_eps.csv", None),
     "smoothness_trained": ("tables/smoothness_trained.csv", None),
+    "smoothness_curves": ("tables/smoothness_curves.csv", None),
     "smoothness_claims": ("tables/smoothness_claims.csv", None),
 }
 

@@ -105,6 +105,25 @@ def _trained(r) -> dict:
     }
 
 
+def floor_grid(curves: pd.DataFrame) -> dict:
+    """The floor of every world by D (the curves table's ``floor`` rows): β's as columns, one row
+    per D; "≤" marks a floor whose continued solve moved it (an upper bound), "0" an exact zero."""
+    fl = curves[curves["kind"] == "floor"]
+    betas = sorted(fl["beta"].unique())
+    rows = []
+    for d in sorted(fl["x"].unique()):
+        cells = []
+        for b in betas:
+            r = fl[(fl["beta"] == b) & (fl["x"] == d)]
+            if r.empty:
+                cells.append(MISSING)
+                continue
+            v, ok = float(r["value"].iloc[0]), bool(r["converged"].iloc[0])
+            cells.append(("" if ok else "≤ ") + (fmt(v) if v > 1e-15 else "0"))
+        rows.append({"D": int(d), "cells": cells})
+    return {"betas": [f"{b:g}" for b in betas], "rows": rows}
+
+
 def claim_rows(claims_csv) -> list[dict]:
     """The claims table's rows as printed (text cells "—" where empty), with the css class of each
     verdict."""
