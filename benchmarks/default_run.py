@@ -2,8 +2,9 @@
 
 Clones the repository's committed HEAD into a fresh folder, runs ``snakemake --cores all`` there on
 the default config (nothing else should run on the machine meanwhile), and writes a record:
-the commit, the machine, the wall time, the number of jobs, and per rule the jobs, the job time
-(the sum of Snakemake's benchmark ``s`` column) and the longest job with its output path. The
+the commit, the machine, the wall time, the host's load average before and after, the number of
+jobs, and per rule the jobs, the job time (the sum of Snakemake's benchmark ``s`` column), the
+jobs' own CPU time (each job's log ends with it: crl_approx.runtime) and the longest job. The
 README's timing sentences are generated from this record
 (``python3 -m crl_approx.render.readme``), and
 the clone is kept so its ``results/`` can serve as ``CRL_DEFAULT_RUN`` for the default-tier tests.
@@ -46,6 +47,7 @@ def main() -> None:
         ["git", "rev-parse", "HEAD"], cwd=args.dest, check=True, capture_output=True, text=True
     ).stdout.strip()
     log = args.dest / "default_run.log"
+    load_start = os.getloadavg()
     start = time.monotonic()
     with log.open("w") as fh:
         proc = subprocess.run(
@@ -57,6 +59,7 @@ def main() -> None:
             env={**os.environ, "MPLBACKEND": "Agg"},
         )
     wall = time.monotonic() - start
+    load_end = os.getloadavg()
     if proc.returncode != 0:
         sys.exit(f"snakemake failed (exit {proc.returncode}); see {log}")
     steps = re.findall(r"(\d+) of (\d+) steps \(100%\) done", log.read_text())
@@ -69,8 +72,13 @@ def main() -> None:
         "python": platform.python_version(),
         "wall_s": round(wall, 1),
         "jobs": int(steps[-1][1]) if steps else None,
+        # the host's 1-minute load average before and after: what ran beside the run
+        "load_average_start": round(load_start[0], 2),
+        "load_average_end": round(load_end[0], 2),
         "rules": job_times(args.dest / "benchmarks"),
     }
+    record["job_cpu_s"] = round(sum(r["cpu_s"] for r in record["rules"].values()), 1)
+    record["job_s"] = round(sum(r["job_s"] for r in record["rules"].values()), 1)
     args.out.write_text(json.dumps(record, indent=1) + "\n")
     print(json.dumps({k: v for k, v in record.items() if k != "rules"}, indent=1))
     print(f"written {args.out}; run kept in {args.dest}")

@@ -45,3 +45,53 @@ def test_results_get_the_mode_a_plain_open_gives_under_the_umask(tmp_path, mask)
     finally:
         os.umask(old)
     assert first == again == stat.S_IMODE(plain.stat().st_mode) == 0o666 & ~mask
+
+
+def test_a_job_logs_its_own_cpu_time_and_the_run_record_sums_it(tmp_path):
+    """The record is the process's CPU since it started (a job is one process): a job that burns
+    0.3 s of CPU records at least the CPU before it plus 0.3 s; one that sleeps 0.3 s adds almost
+    nothing. The run record reads it back per rule from the log beside each benchmark file, and
+    skips a log without the line."""
+    import time
+    from types import SimpleNamespace
+
+    from crl_approx.render.runrecord import job_cpu, job_times
+    from crl_approx.runtime import rule_logging
+
+    def job(name, work):
+        smk = SimpleNamespace(
+            log=[str(tmp_path / "logs" / "r" / f"{name}.log")],
+            rule="r",
+            params={},
+            threads=1,
+            wildcards={},
+            output=[],
+        )
+        t0 = time.perf_counter()
+        with rule_logging(smk):
+            work()
+        wall = time.perf_counter() - t0
+        bench = tmp_path / "benchmarks" / "r" / f"{name}.tsv"
+        bench.parent.mkdir(parents=True, exist_ok=True)
+        bench.write_text(f"s\tmax_rss\n{wall:.3f}\t1\n")
+        return job_cpu(smk.log[0])
+
+    def burn():
+        t = time.process_time()
+        x = 0
+        while time.process_time() - t < 0.3:
+            x += 1
+
+    before = time.process_time()
+    busy = job("busy", burn)
+    idle = job("idle", lambda: time.sleep(0.3))
+    assert busy is not None and idle is not None
+    # cumulative process CPU: the busy job's record includes what ran before it, the idle one adds
+    # (almost) nothing to the busy one's
+    assert busy[0] >= before + 0.3 - 0.02
+    assert idle[0] - busy[0] < 0.1
+    rec = job_times(tmp_path / "benchmarks")["r"]
+    assert rec["cpu_jobs"] == 2 and rec["jobs"] == 2
+    assert rec["cpu_s"] == pytest.approx(busy[0] + idle[0], abs=0.01)
+    (tmp_path / "logs" / "r" / "idle.log").write_text("no cpu line: the job failed\n")
+    assert job_times(tmp_path / "benchmarks")["r"]["cpu_jobs"] == 1

@@ -9,6 +9,7 @@ import logging
 import os
 import platform
 import re
+import resource
 import sys
 import tempfile
 import time
@@ -47,6 +48,22 @@ def current_job() -> dict:
     return dict(_job)
 
 
+#: the line each job's log ends with (parsed by crl_approx.render.runrecord.job_cpu)
+CPU_LINE = "job cpu_s={total:.3f} startup_cpu_s={startup:.3f} user_s={user:.3f} sys_s={sys:.3f}"
+CPU_PATTERN = re.compile(r"job cpu_s=([0-9.]+) startup_cpu_s=([0-9.]+)")
+
+
+def cpu_seconds() -> tuple[float, float]:
+    """(user, system) CPU seconds of this process since it started, and of its waited-for
+    children: what the job itself cost, whatever else ran on the host (Snakemake's benchmark
+    samples CPU on a timer whose gaps grow to 30 s and loses up to a job's last 30 s)."""
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return me.ru_utime + kids.ru_utime, me.ru_stime + kids.ru_stime
+
+
 @contextlib.contextmanager
 def rule_logging(smk):
     """Send logging and stderr to ``smk.log[0]``; log the rule, its parameters and its wall time.
@@ -62,6 +79,7 @@ def rule_logging(smk):
     root.addHandler(handler)
     root.setLevel(logging.INFO)
     logging.captureWarnings(True)
+    startup = sum(cpu_seconds())  # the interpreter, Snakemake's preamble and the imports so far
     t0 = time.perf_counter()
     log.info("rule %s (python %s, %s)", smk.rule, platform.python_version(), platform.node())
     for name, value in dict(smk.params).items():
@@ -79,6 +97,8 @@ def rule_logging(smk):
                 "wrote %s (%d bytes)", out, os.path.getsize(out) if os.path.exists(out) else -1
             )
         log.info("done in %.2f s", time.perf_counter() - t0)
+        user, system = cpu_seconds()
+        log.info(CPU_LINE.format(total=user + system, startup=startup, user=user, sys=system))
     finally:
         root.removeHandler(handler)
         handler.close()

@@ -12,14 +12,35 @@ import pandas as pd
 from .html import benchmark_rows
 
 
+def job_cpu(log_path: Path | str) -> tuple[float, float] | None:
+    """(CPU seconds, of which start-up) a job's log records at its end (crl_approx.runtime's
+    ``CPU_LINE``); None for a log without one (a failed job, a rule without a Python script)."""
+    from ..runtime import CPU_PATTERN
+
+    try:
+        found = CPU_PATTERN.findall(Path(log_path).read_text(errors="replace"))
+    except OSError:
+        return None
+    return (float(found[-1][0]), float(found[-1][1])) if found else None
+
+
 def job_times(root: Path | str) -> dict:
     """Per rule, from Snakemake's benchmark files under ``root``: jobs, job time (the sum of the
-    ``s`` column), the longest job, and every job's time keyed by its benchmark path."""
+    ``s`` column), the longest job, and every job's time keyed by its benchmark path; and from
+    each job's log (``logs/`` beside ``root``, the same path), the jobs' own CPU time
+    (``cpu_s``, ``startup_cpu_s``, over ``cpu_jobs`` jobs that recorded it)."""
     out = {}
+    logs = Path(root).parent / "logs"
     for rule, jobs in benchmark_rows(root).groupby("rule"):
         per = dict(zip(jobs["job"], jobs["s"], strict=True))
         out[rule] = {"per_job": per, "jobs": len(per), "job_s": round(sum(per.values()), 2)}
         out[rule]["longest"] = max(per, key=per.get)
+        cpu = [c for c in (job_cpu(logs / f"{job}.log") for job in per) if c is not None]
+        out[rule] |= {
+            "cpu_jobs": len(cpu),
+            "cpu_s": round(sum(c[0] for c in cpu), 2),
+            "startup_cpu_s": round(sum(c[1] for c in cpu), 2),
+        }
     return out
 
 
