@@ -54,3 +54,24 @@ def test_a_path_wildcard_from_a_bad_value_is_refused_by_key_not_as_a_missing_inp
     proc, out = dry_run(tmp_path, str(bad))
     assert proc.returncode != 0
     assert f"config key '{key}'" in out and "MissingInput" not in out
+
+
+def test_every_rule_has_a_one_line_description_in_list_rules(tmp_path):
+    """`snakemake --list-rules` prints each rule's docstring beside its name: every rule of the
+    workflow (the rules Snakemake itself lists, not a hand-kept list) has one, of one line and at
+    most ~25 words, and a rule added without one is listed bare and fails this test."""
+    import re
+
+    work = tmp_path / "work"
+    work.mkdir()
+    proc = run_snakemake(work, "--list-rules", "--configfile", SMOKE, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    lines = [ln for ln in proc.stdout.splitlines() if re.match(r"^\w+( |$)", ln)]
+    defined = set()
+    for smk in [*(REPO / "workflow" / "rules").glob("*.smk"), REPO / "workflow" / "Snakefile"]:
+        defined |= set(re.findall(r"^rule (\w+):", smk.read_text(), flags=re.M))
+    assert {ln.split()[0] for ln in lines} == defined
+    bare = [ln for ln in lines if not re.fullmatch(r"\w+ \(.+\)", ln)]
+    assert not bare, f"rules without a description: {bare}"
+    long = [ln for ln in lines if len(ln.split("(", 1)[1].split()) > 25]
+    assert not long, long

@@ -4,6 +4,7 @@
 
 
 rule make_digits:
+    """Experiment R: split scikit-learn's bundled 8x8 digits into train/validation/held-out pairs."""
     output:
         images="results/digits/images.npz",
     log:
@@ -23,6 +24,7 @@ rule make_digits:
 
 
 rule compute_digits_operator:
+    """Experiment R: the exact class operator of every grouping of the digits."""
     output:
         table=report(
             "results/tables/digits_class_operator.csv",
@@ -50,6 +52,7 @@ rule compute_digits_operator:
 # A cell takes seconds, so on a cluster several cells share one submission: the group below, sized
 # by profiles/slurm's group-components, run one after another on the one GPU the group requests.
 rule train_digits:
+    """Experiment R: train the two-tower encoders on one digits pairing at one D (every seed, GPU-tagged)."""
     input:
         images=rules.make_digits.output.images,
     output:
@@ -78,6 +81,7 @@ rule train_digits:
 
 
 rule assemble_digits:
+    """Experiment R: its held-out numbers, tables and verdicts."""
     input:
         images=rules.make_digits.output.images,
         classes=rules.compute_digits_operator.output.table,
@@ -132,6 +136,7 @@ rule assemble_digits:
 
 
 rule plot_digits:
+    """Experiment R: the digits figure (held-out excess and spectrum against D)."""
     input:
         sweep=rules.assemble_digits.output.sweep,
         elbow=rules.assemble_digits.output.elbow,

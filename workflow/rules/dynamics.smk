@@ -4,6 +4,7 @@
 
 
 rule train_encoder_budget:
+    """Training dynamics: train one mixture cell with checkpoints along its budget (GPU-tagged)."""
     # the convergence gate's budget check: train_encoder's script on Table 1's cells at
     # dynamics.budget_dims, at dynamics.budget_check × the budget (docs/dynamics.md)
     input:
@@ -34,6 +35,7 @@ rule train_encoder_budget:
 
 
 rule measure_dynamics:
+    """Training dynamics: alignment and acquisition order over the training checkpoints."""
     input:
         metrics=encoder_files("gmm", table1_runs(), "metrics.json"),
         checkpoints=encoder_files("gmm", table1_runs(), "checkpoints.npz"),
@@ -65,6 +67,7 @@ rule measure_dynamics:
 
 
 rule plot_dynamics_alignment:
+    """Training dynamics: figure of the spans' alignment along training."""
     input:
         steps=rules.measure_dynamics.output.steps,
         code=PLOT_CODE,
@@ -91,6 +94,7 @@ rule plot_dynamics_alignment:
 
 
 rule plot_dynamics_directions:
+    """Training dynamics: figure of each eigen-direction's acquisition."""
     input:
         steps=rules.measure_dynamics.output.steps,
         code=PLOT_CODE,
@@ -117,6 +121,7 @@ rule plot_dynamics_directions:
 
 
 rule plot_dynamics_order:
+    """Training dynamics: figure of the order in which directions are learned."""
     input:
         table=rules.measure_dynamics.output.table,
         code=PLOT_CODE,
@@ -143,6 +148,7 @@ rule plot_dynamics_order:
 
 
 rule measure_dynamics_lcgm:
+    """Training dynamics on the LCGM: the learned f, g against the exact target spans."""
     input:
         metrics=encoder_files("lcgm", lcgm_runs(), "metrics.json"),
         checkpoints=encoder_files("lcgm", lcgm_runs(), "checkpoints.npz"),
@@ -173,6 +179,7 @@ rule measure_dynamics_lcgm:
 
 
 rule plot_dynamics_lcgm:
+    """Training dynamics on the LCGM: its figure."""
     input:
         steps=rules.measure_dynamics_lcgm.output.steps,
         table=rules.measure_dynamics_lcgm.output.table,

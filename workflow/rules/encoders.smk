@@ -3,6 +3,7 @@
 
 
 rule make_dataset:
+    """Sample the pairs of one dataset (mixture or LCGM) for one seed."""
     output:
         pairs="results/data/{dataset}/seed~{seed}/pairs.npz",
     log:
@@ -26,6 +27,7 @@ rule make_dataset:
 # crl_approx/training/gpu_slots.py) and the job's thread on CPU. One job trains every seed of one
 # (dataset, objective, score, D) cell as one stacked model and writes each seed's files.
 rule train_encoder:
+    """Train the MLP towers of one Table 1 / LCGM cell (one objective, one D, every seed; GPU-tagged)."""
     input:
         unpack(encoder_inputs),
     output:
@@ -54,6 +56,7 @@ rule train_encoder:
 
 
 rule assemble_table1:
+    """Table 1: the spectral columns and the trained MLP columns beside the paper's numbers."""
     input:
         spectrum=rules.compute_spectrum.output.spectrum,
         floor=rules.compute_rank_floor.output.floor,

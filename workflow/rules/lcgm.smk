@@ -4,6 +4,7 @@
 
 
 rule check_lcgm_design:
+    """LCGM: check the design before any training (anchor cleanliness, Bayes accuracies, the rank-K check)."""
     output:
         design=report(
             "results/lcgm/design.json",
@@ -28,6 +29,7 @@ rule check_lcgm_design:
 
 # One job per D probes every seed's model (loading torch and the towers once).
 rule probe_lcgm:
+    """LCGM: linear probes and canonical correlations of one trained cell's features."""
     input:
         models=expand(
             "results/encoders/lcgm/objective~samples/score~{{score}}/dim~{{dim}}/seed~{seed}/model.pt",
@@ -62,6 +64,7 @@ rule probe_lcgm:
 
 
 rule assemble_lcgm:
+    """LCGM: the probe table, the held-out excess against D and its elbow."""
     input:
         probes=lcgm_probes(),
         metrics=encoder_files("lcgm", lcgm_runs(), "metrics.json"),
@@ -96,6 +99,7 @@ rule assemble_lcgm:
 
 
 rule plot_lcgm_probes:
+    """LCGM: figure of probe R² against D."""
     input:
         table=rules.assemble_lcgm.output.table,
         elbow=rules.assemble_lcgm.output.elbow,
@@ -123,6 +127,7 @@ rule plot_lcgm_probes:
 
 
 rule plot_lcgm_cancorr:
+    """LCGM: figure of the canonical correlations."""
     input:
         probes=lcgm_probes(),
         code=PLOT_CODE,
@@ -150,6 +155,7 @@ rule plot_lcgm_cancorr:
 
 
 rule plot_lcgm_features:
+    """LCGM: figure of the learned features on held-out points."""
     input:
         features=expand(
             "results/lcgm/score~{score}/dim~{dim}/seed~{seed}/features.npz",

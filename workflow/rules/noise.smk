@@ -5,6 +5,7 @@
 # The Monte Carlo writes only counts on the t grid; every fit (window, bootstrap, local slopes,
 # asymptotics) is assemble_noise's, so changing noise.window or noise.ci_level reruns no draws.
 rule estimate_noise_exponent:
+    """Noise exponent: Monte Carlo of P(|r(x,y) − r(x,y')| ≤ t) for one dataset and seed."""
     output:
         counts="results/noise/{dataset}/seed~{seed}/counts.json",
     log:
@@ -25,6 +26,7 @@ rule estimate_noise_exponent:
 
 
 rule assemble_noise:
+    """Noise exponent: the μ̂ table and its fits for both datasets."""
     input:
         counts=noise_files("counts.json"),
         paper=repo_path("workflow", "resources", "paper_values.yaml"),
@@ -54,6 +56,7 @@ rule assemble_noise:
 
 
 rule measure_calibration:
+    """Calibration: retrieval excess against contrastive excess over many scores."""
     input:
         metrics=encoder_files("gmm", gmm_runs(), "metrics.json"),
         checkpoints=encoder_files("gmm", gmm_runs(), "checkpoints.npz"),
@@ -89,6 +92,7 @@ rule measure_calibration:
 
 
 rule assemble_cosine:
+    """Cosine score: the cosine-similarity towers against the inner-product ones."""
     input:
         metrics=encoder_files("gmm", ablation_runs(), "metrics.json"),
         spectrum=rules.compute_spectrum.output.spectrum,
@@ -116,6 +120,7 @@ rule assemble_cosine:
 
 
 rule plot_noise_exponent:
+    """Noise exponent: its figure."""
     input:
         table=rules.assemble_noise.output.table,
         curve=rules.assemble_noise.output.curve,
@@ -143,6 +148,7 @@ rule plot_noise_exponent:
 
 
 rule plot_calibration:
+    """Calibration: its figure."""
     input:
         points=rules.measure_calibration.output.points,
         table=rules.measure_calibration.output.table,
@@ -170,6 +176,7 @@ rule plot_calibration:
 
 
 rule plot_cosine:
+    """Cosine score: its figure."""
     input:
         table=rules.assemble_cosine.output.table,
         code=PLOT_CODE,

@@ -2,6 +2,7 @@
 
 
 rule compute_theory_sizes:
+    """Table 2: the network sizes the theory prescribes for each ε."""
     output:
         table=report(
             "results/tables/table2.csv",
@@ -25,6 +26,7 @@ rule compute_theory_sizes:
 
 
 rule plot_eigenvalues:
+    """Figure: the mixture's PMI-operator eigenvalues."""
     input:
         eigenvalues=rules.compute_spectrum.output.eigenvalues,
         spectrum=rules.compute_spectrum.output.spectrum,
@@ -52,6 +54,7 @@ rule plot_eigenvalues:
 
 
 rule plot_excess:
+    """Figure: Table 1's excess risk against D (truncation, floor, MLPs, paper)."""
     input:
         table1=rules.assemble_table1.output.table,
         code=PLOT_CODE,
@@ -78,6 +81,7 @@ rule plot_excess:
 
 
 rule plot_training_curves:
+    """Figure: Table 1's training curves."""
     input:
         metrics=encoder_files("gmm", table1_runs(), "metrics.json"),
         code=PLOT_CODE,
@@ -104,6 +108,7 @@ rule plot_training_curves:
 
 
 rule plot_theory_sizes:
+    """Figure: Table 2's prescribed network sizes against ε."""
     input:
         table2=rules.compute_theory_sizes.output.table,
         code=PLOT_CODE,
@@ -170,6 +175,7 @@ REPORT_DOCS_PAGES = [
 
 
 rule build_report:
+    """The self-contained HTML report: every table and figure beside the paper's numbers."""
     input:
         **{name: plot.output.figure for name, plot in REPORT_FIGURES.items()},
         table1=rules.assemble_table1.output.table,

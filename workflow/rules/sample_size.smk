@@ -4,6 +4,7 @@
 
 
 rule make_pool:
+    """Sample-size study: the pool of training pairs the study subsamples."""
     output:
         pairs="results/sample_size/data/pool~{pool}/seed~{seed}/pairs.npz",
     log:
@@ -26,6 +27,7 @@ rule make_pool:
 
 # GPU-tagged like train_encoder; one job trains every seed of one cell as one stacked model.
 rule train_sample_size:
+    """Sample-size study: train one cell at one sample size, budget and learning rate."""
     input:
         unpack(pool_files),
     output:
@@ -58,6 +60,7 @@ rule train_sample_size:
 
 
 rule assemble_sample_size:
+    """Sample-size study: excess split into approximation, optimisation and sampling."""
     input:
         study=sample_size_files(),
         population=encoder_files(
@@ -100,6 +103,7 @@ rule assemble_sample_size:
 
 
 rule plot_sample_size:
+    """Sample-size study: its figure."""
     input:
         table=rules.assemble_sample_size.output.table,
         fits=rules.assemble_sample_size.output.fits,

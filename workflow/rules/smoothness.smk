@@ -3,6 +3,7 @@
 
 
 rule compute_smoothness:
+    """Experiment S: one world's exact spectrum, decay fit, truncation excess and D(ε)."""
     output:
         world=f"{SMOOTH_WORLD}/world.csv",
         eigenvalues=f"{SMOOTH_WORLD}/eigenvalues.csv",
@@ -28,6 +29,7 @@ rule compute_smoothness:
 
 
 rule compute_smoothness_floor:
+    """Experiment S: one world's best rank-D InfoNCE excess (the floor) against D."""
     input:
         world=f"{SMOOTH_WORLD}/world.csv",
     output:
@@ -59,6 +61,7 @@ rule compute_smoothness_floor:
 
 # GPU-tagged like train_encoder; one job trains every seed of one cell as one stacked model.
 rule train_smoothness:
+    """Experiment S: train the default towers on one world's population objective at one D (GPU-tagged)."""
     input:
         world=f"{SMOOTH_WORLD}/world.csv",
     output:
@@ -89,6 +92,7 @@ rule train_smoothness:
 
 
 rule assemble_smoothness:
+    """Experiment S: worlds, D(ε), trained cells and the claims table."""
     input:
         worlds=smooth_worlds("world.csv"),
         eigenvalues=smooth_worlds("eigenvalues.csv"),
@@ -136,6 +140,7 @@ rule assemble_smoothness:
 
 
 rule plot_smoothness:
+    """Experiment S: figure of λ_i and the excess against D per world."""
     input:
         curves=rules.assemble_smoothness.output.curves,
         eps=rules.assemble_smoothness.output.eps,

@@ -2,6 +2,7 @@
 
 
 rule compute_spectrum:
+    """Table 1: the mixture's PMI operator by quadrature (spectrum, truncation excess, convergence)."""
     output:
         eigenvalues="results/gmm/eigenvalues.csv",
         spectrum=report(
@@ -33,6 +34,7 @@ rule compute_spectrum:
 
 
 rule compute_rank_floor:
+    """Table 1: the best rank-D InfoNCE excess on the quadrature (the floor)."""
     output:
         floor="results/gmm/rank_floor.csv",
     log:

@@ -4,6 +4,7 @@
 
 
 rule make_widths_data:
+    """Experiment W: the LCGM's pairs of one seed with lcgm.n_train doubled (its data check)."""
     output:
         pairs="results/widths/data/{dataset}/seed~{seed}/pairs.npz",
     log:
@@ -26,6 +27,7 @@ rule make_widths_data:
 
 # GPU-tagged like train_encoder; one job trains every seed of one cell as one stacked model.
 rule train_widths:
+    """Experiment W: train every seed of one (world, tower, width, data) cell (GPU-tagged)."""
     input:
         unpack(widths_inputs),
     output:
@@ -61,6 +63,7 @@ rule train_widths:
 
 
 rule assemble_widths:
+    """Experiment W: its tables (per cell, width to ε, fits, verdicts)."""
     input:
         metrics=widths_files(),
         probes=widths_probes(),
@@ -107,6 +110,7 @@ rule assemble_widths:
 
 
 rule plot_widths:
+    """Experiment W: its figure."""
     input:
         table=rules.assemble_widths.output.table,
         fits=rules.assemble_widths.output.fits,
