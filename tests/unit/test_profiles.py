@@ -99,3 +99,20 @@ def test_the_docs_name_every_gpu_rule(doc, marker):
     assert {"train_encoder", "train_sample_size", "train_digits"} <= rules
     text = (REPO / doc).read_text().split(marker, 1)[1].split(")", 1)[0]
     assert set(re.findall(r"\w+", text.replace("#", " "))) == rules, (doc, text)
+
+
+def test_setting_the_gpu_partition_where_the_docs_say_moves_every_gpu_rule():
+    """docs/cluster.md, step 1, done literally: replace the value of `slurm_partition` under
+    `set-resources: train_encoder` (and nothing else). Every GPU-tagged rule's partition is then
+    the new one; before, `train_digits` kept its own copy and went to SET_ME_gpu_partition."""
+    text = (REPO / "profiles" / "slurm" / "config.yaml").read_text()
+    head, tail = text.split("\n  train_encoder:", 1)
+    line = re.search(r'\n    slurm_partition: (&\w+ )?"SET_ME_gpu_partition"', tail).group(0)
+    edited = (
+        head + "\n  train_encoder:" + tail.replace(line, line.replace("SET_ME_gpu", "gpu_a100"), 1)
+    )
+    sets = yaml.safe_load(edited)["set-resources"]
+    gpu = gpu_rules()
+    assert gpu <= set(sets)
+    assert {r: sets[r]["slurm_partition"] for r in gpu} == {r: "gpu_a100_partition" for r in gpu}
+    assert "SET_ME_gpu_partition" not in yaml.safe_dump(sets)
