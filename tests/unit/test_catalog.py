@@ -4,6 +4,7 @@
 import re
 import tomllib
 
+import pytest
 import yaml
 
 from conftest import REPO
@@ -37,3 +38,42 @@ def test_licence_and_version():
     import crl_approx
 
     assert crl_approx.__version__ == project["version"]
+
+
+def test_the_citation_file_names_the_paper_and_this_release():
+    """CITATION.cff: the keys CFF 1.2.0 requires (cff-version, message, title, authors, each
+    author a name or family name), the version pyproject.toml's, and the preferred citation the
+    paper whose arXiv id PAPER.md's reference and the paper-values file use."""
+    import yaml
+
+    cff = yaml.safe_load((REPO / "CITATION.cff").read_text())
+    assert cff["cff-version"] == "1.2.0"
+    for key in ("message", "title", "authors"):
+        assert cff[key], key
+    for who in cff["authors"] + cff["preferred-citation"]["authors"]:
+        assert who.get("name") or who.get("family-names"), who
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    assert str(cff["version"]) == version
+    paper = cff["preferred-citation"]
+    arxiv = re.search(r"arXiv (\d{4}\.\d{5})", (REPO / "README.md").read_text()).group(1)
+    assert paper["url"].endswith(arxiv) and any(arxiv in i["value"] for i in paper["identifiers"])
+
+
+def test_every_release_names_the_commit_that_set_its_version():
+    """Releases are identified without tags: every CHANGELOG release but the newest names a commit
+    (`## X.Y.Z (commit abc1234)`), and at that commit pyproject.toml's version is X.Y.Z (git
+    show); the newest is the commit that sets it, which a CHANGELOG cannot name."""
+    import subprocess
+
+    heads = re.findall(
+        r"^## (\S+)(?: \(commit ([0-9a-f]{7,40})\))?", (REPO / "CHANGELOG.md").read_text(), re.M
+    )
+    assert len(heads) >= 2
+    for version, commit in heads[1:]:
+        assert commit, f"release {version} names no commit"
+        text = subprocess.run(
+            ["git", "show", f"{commit}:pyproject.toml"], cwd=REPO, capture_output=True, text=True
+        )
+        if text.returncode != 0:
+            pytest.skip("no git history here (an exported tree)")
+        assert tomllib.loads(text.stdout)["project"]["version"] == version, (version, commit)
