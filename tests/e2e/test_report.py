@@ -292,3 +292,14 @@ def test_changing_the_monte_carlo_reruns_its_draws(smoke_run, tmp_path):
     jobs = job_counts(dry_run(smoke_run, str(extra)))
     assert jobs["estimate_noise_exponent"] == SMOKE_JOBS["estimate_noise_exponent"]
     assert jobs["assemble_noise"] == 1
+
+
+def test_no_raw_nan_where_a_person_reads(smoke_run):
+    """The smoke run has one seed per cell and small grids, so intervals, effective ranks above K
+    and ε reached are missing there: the report must say so in words (or "—"), never print a raw
+    `nan` (as `[nan, nan] (95% t)` and `nan% [nan%, nan%]` once did). Scanned: the report's text
+    and its attributes (tooltips), scripts and styles left out."""
+    page = (smoke_run / "results" / "report" / "index.html").read_text()
+    page = re.sub(r"<(script|style)\b.*?</\1>", "", page, flags=re.S | re.I)
+    hits = [m.group(0) for m in re.finditer(r".{0,60}\bnan\b.{0,30}", page, flags=re.I)]
+    assert not hits, hits[:5]

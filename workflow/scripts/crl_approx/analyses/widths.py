@@ -143,6 +143,29 @@ def fit_row(runs, cells, world, tower, eps_levels, level, theory) -> dict:
     }
 
 
+def _interval(lo: float, hi: float, spec: str, tail: str = "") -> str:
+    """ " [lo, hi]" plus ``tail``, or a phrase where there is none (one seed: no t interval)."""
+    if math.isfinite(lo) and math.isfinite(hi):
+        return f" [{lo:{spec}}, {hi:{spec}}]{tail}"
+    return " (no interval: one seed)"
+
+
+def _data_check_text(mean, lo, hi, level, share, err, smallest, slowest) -> str:
+    """The data check's measured cell, without a raw nan where a number is missing."""
+    e, e_lo, e_hi = err
+    out = f"excess(1x) − excess(2x) = {mean:.3g}" + _interval(lo, hi, ".3g", f" ({level:.0%} t)")
+    out += f", {share:.0%} of the cell's excess; estimation error at 1x ≈ {e:.3g}"
+    out += _interval(e_lo, e_hi, ".3g") + f", {2 * share:.0%} of the cell's excess"
+    if math.isfinite(smallest):
+        out += f" and {e / smallest:.0%}" + _interval(e_lo / smallest, e_hi / smallest, ".0%")
+        out += f" of the smallest ε reached and kept, {smallest:g}"
+    else:
+        out += "; no ε reached and kept"
+    if math.isfinite(slowest):
+        out += f"; a rate slower than n^(−{slowest:.2g}) would put the error above the whole excess"
+    return out
+
+
 def data_check(runs, cells, eps_table, level) -> dict | None:
     """The LCGM's widest cell on twice the training pairs (same steps, same probe-test pairs):
     the excess it removes, paired by seed, and the estimation error it implies at the configured
@@ -179,12 +202,9 @@ def data_check(runs, cells, eps_table, level) -> dict | None:
         "statement": f"the estimation error of the training pairs at width {width} (twice what "
         f"doubling them removes, if it falls like 1/n; a slower rate implies more) lies below "
         f"the smallest ε reached and kept (measured at the widest cell, assumed largest there)",
-        "measured": f"excess(1x) − excess(2x) = {mean:.3g} [{lo:.3g}, {hi:.3g}] "
-        f"({level:.0%} t), {share:.0%} of the cell's excess; estimation error at 1x ≈ "
-        f"{err:.3g} [{err_lo:.3g}, {err_hi:.3g}], {2 * share:.0%} of the cell's excess and "
-        f"{err / smallest:.0%} [{err_lo / smallest:.0%}, {err_hi / smallest:.0%}] of the "
-        f"smallest ε reached and kept, {smallest:g}; a rate slower than n^(−{slowest:.2g}) would "
-        f"put the error above the whole excess",
+        "measured": _data_check_text(
+            mean, lo, hi, level, share, (err, err_lo, err_hi), smallest, slowest
+        ),
         "verdict": gate(verdict, converged),
         "converged": converged,
         "value": mean,

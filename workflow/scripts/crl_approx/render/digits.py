@@ -124,9 +124,9 @@ def summary_lines(ctx: dict, src, line) -> list[dict]:
                 "rank ≤ K (pre-registered)"
             )
             predicted = f"— (our prediction: D ∈ {{{k - 1}, {k}}})"
-            ours += (
-                f"; largest effective rank (entropy of s) at D > K: "
-                f"{v['max_effective_rank_above_K']:.2f}"
+            top = v["max_effective_rank_above_K"]
+            ours += "; largest effective rank (entropy of s) at D > K: " + (
+                f"{top:.2f}" if np.isfinite(float(top)) else "no D > K in the grid"
             )
         ours += f"; runs converged in {v.get('cells_converged', '?')} cells"
         others = [
