@@ -15,8 +15,9 @@
   elbows and verdicts.
 - ``widths``, ``widths_cells``, ``widths_verdicts``: Experiment W's width cells (training plus
   the LCGM's held-out excess), tables and pre-registered verdicts.
-- ``smoothness``, ``smoothness_claims``, ``smoothness_cells``: Experiment S's tables, its
-  claims S1–S4 and its trained cells on the noise channels.
+- ``smoothness``, ``smoothness_claims``, ``smoothness_relation``, ``smoothness_cells``:
+  Experiment S's tables, its claims S1–S4, its post-hoc relations and its trained cells on the
+  noise channels.
 
 May import ``models``, ``numerics`` and ``training`` (to load trained towers); never the
 presentation.

@@ -13,7 +13,8 @@ import pandas as pd
 from ..numerics import claims
 from ..numerics.tiers import CLOSE_TOLERANCE
 from .convergence import cell_convergence
-from .smoothness_claims import SPECTRUM_KEYS, relation, relation_dims, s1, s2, s3, s4
+from .smoothness_claims import SPECTRUM_KEYS, s1, s2, s3, s4
+from .smoothness_relation import relation, relation_dims
 
 log = logging.getLogger(__name__)
 
@@ -59,14 +60,17 @@ def _surface(d: pd.DataFrame) -> np.ndarray:
 def loo_dims(eps: pd.DataFrame) -> pd.Series:
     """Each converged D(ε) of a world with β < 2 predicted from the other such worlds: log D fitted
     as c₀ + c₁β + (c₂ + c₃β)·log(1/ε) (a power law in ε whose exponent and constant move linearly
-    with β) on their converged levels; NaN with fewer than two other worlds."""
+    with β) on their converged levels; NaN where the others do not determine the surface (fewer
+    than two other worlds, or one with a single converged level: a rank-deficient fit, whose
+    predictions away from that level would be lstsq's arbitrary minimum-norm choice)."""
     use = eps["beta"].lt(2) & eps["converged"].astype(bool) & np.isfinite(eps["D_interp"])
     out = pd.Series(math.nan, index=eps.index)
     for b in eps.loc[use, "beta"].unique():
         other = eps[use & (eps["beta"] != b)]
-        if other["beta"].nunique() < 2:
+        design = _surface(other)
+        if np.linalg.matrix_rank(design) < design.shape[1]:
             continue
-        coef = np.linalg.lstsq(_surface(other), np.log(other["D_interp"]), rcond=None)[0]
+        coef = np.linalg.lstsq(design, np.log(other["D_interp"]), rcond=None)[0]
         mine = eps[use & (eps["beta"] == b)]
         out[mine.index] = np.exp(_surface(mine) @ coef)
     return out
@@ -165,6 +169,9 @@ def trained_table(runs: pd.DataFrame, floor_paths) -> pd.DataFrame:
                 "floor",
                 "truncation",
                 "above_floor",
+                "floor_converged",
+                "above_floor_converged",
+                "best_at_end",
                 "converged",
             ]
         )
@@ -175,6 +182,9 @@ def trained_table(runs: pd.DataFrame, floor_paths) -> pd.DataFrame:
         conv = cell_convergence(list(g["val_losses"]), CLOSE_TOLERANCE * abs(mean))
         fl = floors.loc[(beta, d)]
         fl_ok = bool(fl["converged"])
+        gap = mean - float(fl["rank_d_floor_excess_risk"])
+        # the gap above the floor is read at its own scale: converged within 10 % of the gap
+        gap_conv = cell_convergence(list(g["val_losses"]), CLOSE_TOLERANCE * abs(gap))
         rows.append(
             {
                 "beta": beta,
@@ -187,6 +197,8 @@ def trained_table(runs: pd.DataFrame, floor_paths) -> pd.DataFrame:
                 # an unconverged floor is an upper bound: the part above it is not known
                 "above_floor": mean - float(fl["rank_d_floor_excess_risk"]) if fl_ok else math.nan,
                 "floor_converged": fl_ok,
+                # not converged at the gap's scale: still improving, the gap an upper bound
+                "above_floor_converged": bool(gap_conv["converged"]),
                 "best_at_end": conv["best_at_end"],
                 "converged": conv["converged"],
             }
@@ -206,7 +218,7 @@ def run_assemble(inputs, smooth: dict, output) -> dict:
     runs = trained_runs(list(inputs.metrics))
     trained = trained_table(runs, inputs.floors)
     rows = [s1(eps, SPECTRUM_KEYS), *s2(worlds), relation(worlds), relation_dims(eps)]
-    rows += s3(worlds)
+    rows += s3(worlds, float(min(smooth["eps"])))
     rows += s4(runs, trained)
     table = pd.DataFrame(rows, columns=list(claims.COLUMNS))
     log.info("claims:\n%s", table[["id", "measured", "verdict"]].to_string(index=False))

@@ -42,6 +42,8 @@ log = logging.getLogger(__name__)
 
 #: eigenvalues below this fraction of λ_1 are rounding (the β = 2 world's λ_4/λ_1 is ~1e-30)
 RANK_CUTOFF = 1e-12
+#: a floor whose largest (whitened) gradient entry exceeds this is not converged (floor_curve)
+FLOOR_GRADIENT = 1e-6
 #: grid nodes of y whose marginal mass is below this are left out (channel_spectrum)
 PRUNE = 1e-16
 
@@ -96,7 +98,8 @@ def excess_curve(spec: OperatorSpectrum, max_dim: int, tau: float) -> pd.DataFra
 
 
 def decay_fit(lam, lam_low, fit_from: int, tolerance: float) -> dict:
-    """γ̂ of λ_i ∝ i^(−γ) on the converged indices ≥ ``fit_from`` (1-based), with its interval."""
+    """γ̂ of λ_i ∝ i^(−γ) on the converged indices ≥ ``fit_from`` (1-based), with the range of the
+    fits that vary what the number depends on (the window's halves and start, the resolution)."""
     lam, lam_low = np.asarray(lam, float), np.asarray(lam_low, float)
     n = min(lam.size, lam_low.size)
     lam, lam_low = lam[:n], lam_low[:n]
@@ -124,6 +127,12 @@ def decay_fit(lam, lam_low, fit_from: int, tolerance: float) -> dict:
         power_fit(w[half:], lam[w[half:] - 1])["a"],
         power_fit(w, lam_low[w - 1])["a"],
     ]
+    # the window's start varied too (2× and 4× fit_from, where 4 points remain): the local slope
+    # falls towards its limit along i, so a fixed start alone would bias the range upwards
+    for start in (2 * fit_from, 4 * fit_from):
+        later = w[w >= start]
+        if later.size >= 4:
+            spread.append(power_fit(later, lam[later - 1])["a"])
     del idx
     out |= {
         "gamma": fit["a"],
@@ -203,8 +212,18 @@ def world_tables(beta: float, scale: float, s: dict, tau: float) -> dict:
     if fit["finite_rank"]:  # D(ε) is the rank at every ε: no growth to fit
         use = use.iloc[:0]
     a = power_fit(1.0 / use["eps"], use["D_interp"]) if len(use) else {"a": math.nan}
+    # α̂'s range: the same fit on integer D, and on the smaller half of the ε levels (the ladder's
+    # local slope still drifts; neither is sampling noise)
+    others = []
+    if len(use) >= 3:
+        others.append(power_fit(1.0 / use["eps"], use["D_needed"])["a"])
+        tail = use.sort_values("eps").iloc[: max(3, len(use) // 2)]
+        others.append(power_fit(1.0 / tail["eps"], tail["D_interp"])["a"])
+    alphas = [-x for x in [a.get("a", math.nan), *others] if math.isfinite(x)]
     world |= {
         "alpha": -a["a"] if math.isfinite(a.get("a", math.nan)) else math.nan,
+        "alpha_lo": min(alphas) if alphas else math.nan,
+        "alpha_hi": max(alphas) if alphas else math.nan,
         "alpha_levels": len(use),
         "alpha_predicted": 1.0 / (2.0 * beta + 1.0),
         "alpha_table2": 1.0 / (2.0 * beta),
@@ -264,13 +283,19 @@ def floor_curve(beta: float, scale: float, smooth: dict, tau: float):
         newton_rounds=smooth["floor_newton_rounds"],
     )
     for row in rows:
-        # converged where the solve continued with the same budget again agrees with the first
-        # (the doubled-budget check; L-BFGS's own "CONVERGENCE" proved premature: a run stopped
-        # so at 1.66e-3 that another reached 1.52e-3 from); else an upper bound on the floor
+        # converged where the solve continued with the same budget agrees with the first (the
+        # doubled-budget check), L-BFGS was not stopped by its budget and the largest gradient
+        # entry is below FLOOR_GRADIENT (L-BFGS's own "CONVERGENCE" proved premature: a run
+        # stopped so at 1.66e-3 that another reached 1.52e-3); else an upper bound on the floor
         first, last = row.get("first_pass_excess", math.nan), row["rank_d_floor_excess_risk"]
+        moved = relative_change(np.array([last]), np.array([first]))[0]
         row["converged"] = bool(
-            relative_change(np.array([last]), np.array([first]))[0] <= smooth["tolerance"]
-            or max(first, last) < RANK_CUTOFF
+            max(first, last) < RANK_CUTOFF
+            or (
+                moved <= smooth["tolerance"]
+                and not row["lbfgs_message"].startswith("STOP")
+                and row["max_abs_grad"] <= FLOOR_GRADIENT
+            )
         )
         row |= {"beta": beta, "floor_panels": smooth["floor_panels"]}
     return pd.DataFrame(rows)

@@ -33,6 +33,7 @@ import yaml
 from ..config import load_paper_values
 from ..numerics import tiers
 from ..numerics.asymptotics import asymptotic_slope
+from ..numerics.smoothness import FLOOR_GRADIENT
 from . import smoothness
 from .html import verdict_summary
 from .numbers import e, f, g, minsec, pct, pnum, pow10, protocol, reflow, span, thousands
@@ -223,6 +224,7 @@ def environment() -> jinja2.Environment:
     env.globals |= formats | {"span": span, "verdict": verdict, "inf": math.inf}
     env.globals |= {"asymptotic_slope": asymptotic_slope, "tier_close": tiers.CLOSE_TOLERANCE}
     env.globals |= {"tiers": tiers, "smoothness_floor_grid": smoothness.floor_grid}
+    env.globals |= {"floor_gradient": FLOOR_GRADIENT}
     env.filters |= {"log10": lambda v: math.log10(float(v))}
     env.globals |= {"scale": lambda v, k: [k * float(x) for x in v]}
     return env

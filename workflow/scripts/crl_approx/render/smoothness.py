@@ -100,7 +100,10 @@ def _trained(r) -> dict:
         "n": int(r.n_seeds),
         # a floor stopped by the L-BFGS budget is an upper bound on the best rank-D excess
         "floor": fmt(r.floor) if getattr(r, "floor_converged", True) else f"≤ {fmt(r.floor)}",
-        "above": fmt(r.above_floor),
+        # training still improving at the gap's scale: the part above the floor an upper bound
+        "above": ("" if getattr(r, "above_floor_converged", True) else "≤ ") + fmt(r.above_floor)
+        if _finite(r.above_floor)
+        else MISSING,
         "converged": ("yes" if r.converged else "no") + (f" (best at end {best})" if best else ""),
     }
 
