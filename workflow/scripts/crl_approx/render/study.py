@@ -102,8 +102,13 @@ def context(table_csv, fits_csv, default_objective: str) -> dict:
             f"steps); the best sampled protocol at the paper's budget, {best['protocol']} "
             f"({int(best['steps'])} minibatch steps), adds {fmt(best['sampling_mean'])} of "
             f"sampling + optimisation-path difference "
-            f"({best['sampling_share']:.1%} of its excess {fmt(best['mlp_excess_risk_mean'])}), "
-            f"{best['ratio_to_paper']:.4g}× the paper's {fmt(first['paper_mlp_excess_risk'])}."
+            f"({best['sampling_share']:.1%} of its excess {fmt(best['mlp_excess_risk_mean'])})"
+            + (
+                f", {best['ratio_to_paper']:.4g}× the paper's "
+                f"{fmt(first['paper_mlp_excess_risk'])}."
+                if math.isfinite(float(best["ratio_to_paper"]))
+                else " (the paper reports no value at this D)."
+            )
         )
     reaching = [
         p
