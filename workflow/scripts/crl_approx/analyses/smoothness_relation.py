@@ -66,6 +66,7 @@ def relation_dims(eps: pd.DataFrame) -> dict:
             measured=text or "fewer than 3 worlds with converged D(ε)",
             verdict=Verdict.UNRESOLVED,
             decidable="no: no world between two others whose converged D(ε) determine the surface",
+            reading="no interpolated world: the others' fit is rank-deficient or none lies between",
             source="smoothness_eps: D_interp, D_loo",
             keys=SPECTRUM_KEYS + ", smoothness.eps",
         )
