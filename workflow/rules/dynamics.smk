@@ -5,6 +5,7 @@
 
 rule train_encoder_budget:
     """Training dynamics: train one mixture cell with checkpoints along its budget (GPU-tagged)."""
+
     # the convergence gate's budget check: train_encoder's script on Table 1's cells at
     # dynamics.budget_dims, at dynamics.budget_check × the budget (docs/dynamics.md)
     input:
