@@ -40,14 +40,15 @@ def with_relation(worlds: pd.DataFrame) -> pd.DataFrame:
     if len(b) >= 3:
         for k, i in enumerate(np.nonzero(ok.to_numpy())[0]):
             rest = np.arange(len(b)) != k
-            s1, c1 = np.polyfit(b[rest], g[rest], 1)
-            loo[i] = c1 + s1 * b[k]
+            slope_k, icpt_k = np.polyfit(b[rest], g[rest], 1)
+            loo[i] = icpt_k + slope_k * b[k]
     out["gamma_loo"] = loo
     return out
 
 
 def floor_ok(floors: pd.DataFrame) -> pd.Series:
-    """A floor is converged when its doubled budget agreed (``compute_smoothness_floor``)."""
+    """The ``converged`` column ``compute_smoothness_floor`` wrote (the rule is
+    :func:`crl_approx.numerics.smoothness.floor_curve`'s), as booleans."""
     return floors["converged"].astype(bool)
 
 
@@ -94,10 +95,9 @@ def eps_table(eps_paths, betas, floors: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def curves_table(eig_paths, excess_paths, betas, floor_paths) -> pd.DataFrame:
+def curves_table(eig_paths, excess_paths, betas, floors: pd.DataFrame) -> pd.DataFrame:
     """Long table for the figure: λ_i, truncation excess and floor against i or D, per world."""
     parts = []
-    floors = _read(floor_paths)
     for eg, ex, beta in zip(eig_paths, excess_paths, betas, strict=True):
         e = pd.read_csv(eg)
         parts.append(
@@ -156,7 +156,7 @@ def trained_runs(metric_paths) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def trained_table(runs: pd.DataFrame, floor_paths) -> pd.DataFrame:
+def trained_table(runs: pd.DataFrame, floors: pd.DataFrame) -> pd.DataFrame:
     """Per trained cell: excess over seeds, the floor on the same grid, the part above it."""
     if runs.empty:
         return pd.DataFrame(
@@ -175,7 +175,7 @@ def trained_table(runs: pd.DataFrame, floor_paths) -> pd.DataFrame:
                 "converged",
             ]
         )
-    floors = _read(floor_paths).set_index(["beta", "D"])
+    floors = floors.set_index(["beta", "D"])
     rows = []
     for (beta, d), g in runs.groupby(["beta", "D"], sort=True):
         mean = float(g["excess"].mean())
@@ -213,10 +213,11 @@ def run_assemble(inputs, smooth: dict, output) -> dict:
     # each world's β in the inputs' order (the per-world files come in the same order)
     betas = [float(pd.read_csv(p)["beta"].iloc[0]) for p in inputs.worlds]
     worlds = with_relation(world_table(inputs.worlds))
-    eps = eps_table(inputs.eps, betas, _read(inputs.floors))
-    curves = curves_table(inputs.eigenvalues, inputs.excess, betas, inputs.floors)
+    floors = _read(inputs.floors)  # every world's floor.csv, read once
+    eps = eps_table(inputs.eps, betas, floors)
+    curves = curves_table(inputs.eigenvalues, inputs.excess, betas, floors)
     runs = trained_runs(list(inputs.metrics))
-    trained = trained_table(runs, inputs.floors)
+    trained = trained_table(runs, floors)
     rows = [s1(eps, SPECTRUM_KEYS), *s2(worlds), relation(worlds), relation_dims(eps)]
     rows += s3(worlds, float(min(smooth["eps"])))
     rows += s4(runs, trained)
