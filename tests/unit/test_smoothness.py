@@ -335,3 +335,23 @@ def test_a_world_with_one_converged_level_does_not_decide_the_d_of_eps_relation(
     t["D_loo"] = loo_dims(t)
     assert t.loc[t["beta"] == 1.0, "D_loo"].isna().all()
     assert sr.relation_dims(t)["verdict"] == Verdict.UNRESOLVED
+
+
+def test_a_floor_is_converged_only_when_its_continuation_budget_and_gradient_agree():
+    """Rows like the default run's (review finding): a continuation that moved the floor 0.7 %
+    but stopped at its budget, or one that moved it 0.5 % with a gradient entry of 0.04, is an
+    upper bound; one that moved 34 % (or 6.5 %, past a 5 % tolerance) is too, whatever L-BFGS's
+    message; an exact zero on both passes and a small, gradient-free, unbudgeted agreement are
+    converged."""
+    ok = {"lbfgs_message": "CONVERGENCE: REL_REDUCTION_OF_F", "max_abs_grad": 1e-9}
+    row = {"first_pass_excess": 1.530e-3, "rank_d_floor_excess_risk": 1.519e-3}
+    assert sn.floor_converged(row | ok, 0.05)
+    assert not sn.floor_converged(row | ok | {"lbfgs_message": "STOP: TOTAL NO. OF ITER"}, 0.05)
+    assert not sn.floor_converged(row | ok | {"max_abs_grad": 0.04}, 0.05)
+    moved = {"first_pass_excess": 1.252e-3, "rank_d_floor_excess_risk": 9.33e-4}
+    assert not sn.floor_converged(moved | ok, 0.05)
+    near = {"first_pass_excess": 1.07e-3, "rank_d_floor_excess_risk": 1.0e-3}  # moved 6.5 %
+    assert not sn.floor_converged(near | ok, 0.05) and sn.floor_converged(near | ok, 0.07)
+    zero = {"first_pass_excess": 0.0, "rank_d_floor_excess_risk": 2.8e-17}
+    rough = {"lbfgs_message": "ABNORMAL: ", "max_abs_grad": 1.0}
+    assert sn.floor_converged(zero | rough, 0.05)

@@ -48,7 +48,7 @@ def with_relation(worlds: pd.DataFrame) -> pd.DataFrame:
 
 def floor_ok(floors: pd.DataFrame) -> pd.Series:
     """The ``converged`` column ``compute_smoothness_floor`` wrote (the rule is
-    :func:`crl_approx.numerics.smoothness.floor_curve`'s), as booleans."""
+    :func:`crl_approx.numerics.smoothness.floor_converged`), as booleans."""
     return floors["converged"].astype(bool)
 
 

@@ -267,6 +267,24 @@ def run_world(beta: float, smooth: dict, tau: float, output) -> dict:
     return res
 
 
+def floor_converged(row: dict, tolerance: float) -> bool:
+    """A floor row of :func:`.floor.floor_rows` is converged where the solve continued with the
+    same budget agrees with the first within ``tolerance`` (the doubled-budget check), L-BFGS was
+    not stopped by its budget and no gradient entry exceeds FLOOR_GRADIENT (L-BFGS's own
+    "CONVERGENCE" proved premature: a run stopped so at 1.66e-3 that another reached 1.52e-3), or
+    where both passes are an exact zero; otherwise the row is an upper bound on the floor."""
+    first, last = row.get("first_pass_excess", math.nan), row["rank_d_floor_excess_risk"]
+    moved = relative_change(np.array([last]), np.array([first]))[0]
+    return bool(
+        max(first, last) < RANK_CUTOFF
+        or (
+            moved <= tolerance
+            and not row["lbfgs_message"].startswith("STOP")
+            and row["max_abs_grad"] <= FLOOR_GRADIENT
+        )
+    )
+
+
 def floor_curve(beta: float, scale: float, smooth: dict, tau: float):
     """The best rank-D InfoNCE excess (and the truncation's) for D in ``smooth["dims"]`` on the
     grid of ``floor_panels`` panels, the grid the trained cells are evaluated on."""
@@ -283,20 +301,7 @@ def floor_curve(beta: float, scale: float, smooth: dict, tau: float):
         newton_rounds=smooth["floor_newton_rounds"],
     )
     for row in rows:
-        # converged where the solve continued with the same budget agrees with the first (the
-        # doubled-budget check), L-BFGS was not stopped by its budget and the largest gradient
-        # entry is below FLOOR_GRADIENT (L-BFGS's own "CONVERGENCE" proved premature: a run
-        # stopped so at 1.66e-3 that another reached 1.52e-3); else an upper bound on the floor
-        first, last = row.get("first_pass_excess", math.nan), row["rank_d_floor_excess_risk"]
-        moved = relative_change(np.array([last]), np.array([first]))[0]
-        row["converged"] = bool(
-            max(first, last) < RANK_CUTOFF
-            or (
-                moved <= smooth["tolerance"]
-                and not row["lbfgs_message"].startswith("STOP")
-                and row["max_abs_grad"] <= FLOOR_GRADIENT
-            )
-        )
+        row["converged"] = floor_converged(row, smooth["tolerance"])
         row |= {"beta": beta, "floor_panels": smooth["floor_panels"]}
     return pd.DataFrame(rows)
 

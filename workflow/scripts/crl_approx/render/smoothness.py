@@ -111,7 +111,7 @@ def _trained(r) -> dict:
 def floor_grid(curves: pd.DataFrame) -> dict:
     """The floor of every world by D (the curves table's ``floor`` rows): β's as columns, one row
     per D; "≤" marks a floor that is not converged (an upper bound: the rule is
-    :func:`crl_approx.numerics.smoothness.floor_curve`'s), "0" an exact zero."""
+    :func:`crl_approx.numerics.smoothness.floor_converged`), "0" an exact zero."""
     fl = curves[curves["kind"] == "floor"]
     betas = sorted(fl["beta"].unique())
     rows = []
