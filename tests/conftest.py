@@ -1,4 +1,5 @@
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -112,6 +113,13 @@ def run_snakemake(workdir: Path, *args: str, timeout: float = 900) -> subprocess
         env=env,
         stdin=subprocess.DEVNULL,
     )
+
+
+def job_counts(proc) -> dict[str, int]:
+    """The job-stats table of a dry run: {rule: count}."""
+    out = proc.stdout + proc.stderr
+    stats = out.split("Job stats:", 1)[1].split("total", 1)[0]
+    return {m[0]: int(m[1]) for m in re.findall(r"^(\w+)\s+(\d+)$", stats, re.M)}
 
 
 @pytest.fixture(scope="session")

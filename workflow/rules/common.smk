@@ -40,25 +40,45 @@ else:  # a git-hosted module: the package comes from the install (requirements.t
             "python3 -m pip install -r requirements.txt (README: Use it from your own project)"
         ) from None
 
-from crl_approx.config import ConfigError, load_schema, validate_config  # noqa: E402
+from crl_approx.config import (  # noqa: E402
+    ConfigError,
+    load_paper_values,
+    load_schema,
+    report_config_errors,
+    setting_config,
+    validate_config,
+)
 from crl_approx.config.rules import lr_label  # noqa: E402
+from crl_approx.config.sections import (  # noqa: E402
+    SECTIONS,
+    native_category,
+    native_subcategory,
+    targets,
+)
 
 #: Snakemake's native report (`snakemake --report`): one category per section of the project's
-#: HTML report (results/report/index.html), named once here
-REPORT = {
-    "table1": "Table 1: Gaussian mixture",
-    "sample_size": "Sample-size study",
-    "table2": "Table 2: theory",
-    "lcgm": "Experiment 3: LCGM",
-    "noise": "Experiment 4: noise exponent",
-    "calibration": "Calibration",
-    "digits": "Experiment R: real images",
-    "dynamics": "Training dynamics",
-    "cosine": "Ablation: cosine scores",
-    "widths": "Experiment W: tower widths",
-    "smoothness": "Experiment S: PMI smoothness",
-    "report": "The HTML report",
-}
+#: HTML report (results/report/index.html), numbered in its order (crl_approx.config.sections)
+REPORT = {key: native_category(key) for key in SECTIONS}
+
+
+def reported(path, caption, category):
+    """A report() output under its section's category, subcategory Tables / Figures / Pages by the
+    file's kind."""
+    return report(
+        path, caption=caption, category=category, subcategory=native_subcategory(path)
+    )
+
+
+def section_targets():
+    """{section: every report() output the rules file under its category}: one target rule each
+    (the Snakefile, after every rule is defined)."""
+    by_category = {}
+    for defined in workflow.rules:
+        for path in defined.output:
+            flag = path.flags.get("report") if hasattr(path, "flags") else None
+            if flag is not None:
+                by_category.setdefault(flag.category, []).append(str(path))
+    return targets(by_category)
 
 
 #: the plotting code every plot rule lists as an input (an edit reruns the plots, not the numbers)
@@ -100,6 +120,13 @@ except ConfigError as err:
     raise WorkflowError(str(err)) from None
 config.update(_validated)
 
+# `snakemake --report` describes the configuration on its command line: refuse it when results/
+# were made with another one (build_report records the run's configuration beside the report).
+if any(arg == "--report" or arg.startswith("--report=") for arg in sys.argv):
+    _mismatch = report_config_errors("results/report/config.yaml", config)
+    if _mismatch:
+        raise WorkflowError(_mismatch[0])
+
 
 # --- parameters: each job sees only the config keys it depends on, so that Snakemake's params
 # rerun trigger reruns exactly what a config change affects.
@@ -107,7 +134,9 @@ GMM_MODEL_KEYS = ("mu_x", "sigma_x", "mu_y", "sigma_y", "prior")
 LCGM_MODEL_KEYS = ("K", "d_x", "d_y", "prior", "mean_x", "sigma_x", "mean_y", "sigma_y")
 LCGM_MODEL_KEYS += ("design_seed",)
 LCGM_SAMPLE_KEYS = ("n_train", "n_val", "n_probe_fit", "n_probe_test")
-TRAIN_KEYS = ("width", "depth", "lr", "weight_decay", "schedule", "epochs", "max_loss")
+#: train.max_loss, a divergence guard, is not among them: the training shims read it from the
+#: config (crl_approx.runtime.guarded), so changing it reruns nothing
+TRAIN_KEYS = ("width", "depth", "lr", "weight_decay", "schedule", "epochs")
 TRAIN_KEYS_BY_OBJECTIVE = {
     "samples": ("batch_size",),
     "population": ("population_nodes", "population_steps"),
@@ -120,10 +149,13 @@ TRAIN_KEYS_BY_SCORE = {
 LCGM_OBJECTIVE = "samples"
 
 
-def paper_setting():
-    """The config sections that paper_values.yaml's settings name: a run is compared with the
-    paper's values only where these equal the paper's setting."""
-    return {key: config[key] for key in ("tau", "gmm", "train", "lcgm")}
+def paper_setting(*names):
+    """The config keys that the named settings of paper_values.yaml name (nested as in the
+    config): a table is compared with the paper's values only where these equal the paper's.
+    """
+    paper = load_paper_values(repo_path("workflow", "resources", "paper_values.yaml"))
+    chosen = {name: paper["settings"][name] for name in names}
+    return setting_config({"settings": chosen}, config)
 
 
 def gmm_params(*keys):
@@ -426,10 +458,10 @@ def digits_train_params(wildcards):
 
 
 def digits_tower_params(wildcards):
-    """The train section's towers, weight decay and max_loss; the experiment's own schedule and
+    """The train section's towers and weight decay; the experiment's own schedule and
     learning rate (section digits: ``lr`` for pairing 1, ``halves_lr`` for pairing 2).
     """
-    keys = ("width", "depth", "weight_decay", "max_loss")
+    keys = ("width", "depth", "weight_decay")
     lr = config["digits"]["halves_lr" if wildcards.pairing == "halves" else "lr"]
     own = {"lr": lr, "schedule": config["digits"]["schedule"]}
     return {"score": "inner"} | {key: config["train"][key] for key in keys} | own

@@ -26,7 +26,7 @@ rule make_digits:
 rule compute_digits_operator:
     """Experiment R: the exact class operator of every grouping of the digits."""
     output:
-        table=report(
+        table=reported(
             "results/tables/digits_class_operator.csv",
             caption="../../report/captions/digits_classes_table.rst",
             category=REPORT["digits"],
@@ -89,22 +89,22 @@ rule assemble_digits:
         checkpoints=digits_runs("checkpoints.npz"),
     output:
         runs="results/digits/runs.csv",
-        sweep=report(
+        sweep=reported(
             "results/tables/digits_sweep.csv",
             caption="../../report/captions/digits_sweep_table.rst",
             category=REPORT["digits"],
         ),
-        elbow=report(
+        elbow=reported(
             "results/tables/digits_elbow.csv",
             caption="../../report/captions/digits_elbow_table.rst",
             category=REPORT["digits"],
         ),
-        verdicts=report(
+        verdicts=reported(
             "results/tables/digits_verdicts.csv",
             caption="../../report/captions/digits_verdicts_table.rst",
             category=REPORT["digits"],
         ),
-        table1=report(
+        table1=reported(
             "results/tables/digits_table1.csv",
             caption="../../report/captions/digits_table1_table.rst",
             category=REPORT["digits"],
@@ -112,7 +112,7 @@ rule assemble_digits:
         curves="results/tables/digits_curves.csv",
         convergence="results/tables/digits_convergence.csv",
         singular_values="results/tables/digits_singular_values.csv",
-        cancorr=report(
+        cancorr=reported(
             "results/tables/digits_cancorr.csv",
             caption="../../report/captions/digits_cancorr_table.rst",
             category=REPORT["digits"],
@@ -145,7 +145,7 @@ rule plot_digits:
         classes=rules.compute_digits_operator.output.table,
         code=PLOT_CODE,
     output:
-        figure=report(
+        figure=reported(
             "results/figures/digits.svg",
             caption="../../report/captions/digits.rst",
             category=REPORT["digits"],

@@ -44,7 +44,7 @@ rule measure_dynamics:
         budget_checkpoints=budget_files("checkpoints.npz"),
     output:
         steps="results/tables/dynamics_steps.csv",
-        table=report(
+        table=reported(
             "results/tables/dynamics.csv",
             caption="../../report/captions/dynamics_table.rst",
             category=REPORT["dynamics"],
@@ -73,7 +73,7 @@ rule plot_dynamics_alignment:
         steps=rules.measure_dynamics.output.steps,
         code=PLOT_CODE,
     output:
-        figure=report(
+        figure=reported(
             "results/figures/dynamics_alignment.svg",
             caption="../../report/captions/dynamics_alignment.rst",
             category=REPORT["dynamics"],
@@ -100,7 +100,7 @@ rule plot_dynamics_directions:
         steps=rules.measure_dynamics.output.steps,
         code=PLOT_CODE,
     output:
-        figure=report(
+        figure=reported(
             "results/figures/dynamics_directions.svg",
             caption="../../report/captions/dynamics_directions.rst",
             category=REPORT["dynamics"],
@@ -127,7 +127,7 @@ rule plot_dynamics_order:
         table=rules.measure_dynamics.output.table,
         code=PLOT_CODE,
     output:
-        figure=report(
+        figure=reported(
             "results/figures/dynamics_order.svg",
             caption="../../report/captions/dynamics_order.rst",
             category=REPORT["dynamics"],
@@ -156,7 +156,7 @@ rule measure_dynamics_lcgm:
         pairs=expand("results/data/lcgm/seed~{seed}/pairs.npz", seed=config["seeds"]),
     output:
         steps="results/tables/dynamics_lcgm_steps.csv",
-        table=report(
+        table=reported(
             "results/tables/dynamics_lcgm.csv",
             caption="../../report/captions/dynamics_lcgm_table.rst",
             category=REPORT["dynamics"],
@@ -186,7 +186,7 @@ rule plot_dynamics_lcgm:
         table=rules.measure_dynamics_lcgm.output.table,
         code=PLOT_CODE,
     output:
-        figure=report(
+        figure=reported(
             "results/figures/dynamics_lcgm.svg",
             caption="../../report/captions/dynamics_lcgm.rst",
             category=REPORT["dynamics"],

@@ -63,7 +63,7 @@ rule assemble_table1:
         metrics=encoder_files("gmm", table1_runs(), "metrics.json"),
         paper=repo_path("workflow", "resources", "paper_values.yaml"),
     output:
-        table=report(
+        table=reported(
             "results/tables/table1.csv",
             caption="../../report/captions/table1.rst",
             category=REPORT["table1"],
@@ -82,6 +82,6 @@ rule assemble_table1:
     params:
         objectives=lookup(dpath="train/objectives", within=config),
         default_objective=lookup(dpath="train/default_objective", within=config),
-        setting=paper_setting(),
+        setting=paper_setting("table1_spectral_tail", "table1_truncation", "table1_mlp"),
     script:
         "../scripts/assemble_table1.py"

@@ -6,7 +6,7 @@
 rule check_lcgm_design:
     """LCGM: check the design before any training (anchor cleanliness, Bayes accuracies, the rank-K check)."""
     output:
-        design=report(
+        design=reported(
             "results/lcgm/design.json",
             caption="../../report/captions/lcgm_design.rst",
             category=REPORT["lcgm"],
@@ -70,12 +70,12 @@ rule assemble_lcgm:
         metrics=encoder_files("lcgm", lcgm_runs(), "metrics.json"),
         paper=repo_path("workflow", "resources", "paper_values.yaml"),
     output:
-        table=report(
+        table=reported(
             "results/tables/lcgm_probes.csv",
             caption="../../report/captions/lcgm_probes_table.rst",
             category=REPORT["lcgm"],
         ),
-        elbow=report(
+        elbow=reported(
             "results/tables/lcgm_elbow.csv",
             caption="../../report/captions/lcgm_elbow_table.rst",
             category=REPORT["lcgm"],
@@ -93,7 +93,7 @@ rule assemble_lcgm:
         runtime="5m",
     params:
         lcgm=lcgm_params("elbow_fraction"),
-        setting=paper_setting(),
+        setting=paper_setting("lcgm"),
     script:
         "../scripts/assemble_lcgm.py"
 
@@ -105,7 +105,7 @@ rule plot_lcgm_probes:
         elbow=rules.assemble_lcgm.output.elbow,
         code=PLOT_CODE,
     output:
-        figure=report(
+        figure=reported(
             "results/figures/lcgm_probes.svg",
             caption="../../report/captions/lcgm_probes.rst",
             category=REPORT["lcgm"],
@@ -132,7 +132,7 @@ rule plot_lcgm_cancorr:
         probes=lcgm_probes(),
         code=PLOT_CODE,
     output:
-        figure=report(
+        figure=reported(
             "results/figures/lcgm_cancorr.svg",
             caption="../../report/captions/lcgm_cancorr.rst",
             category=REPORT["lcgm"],
@@ -165,7 +165,7 @@ rule plot_lcgm_features:
         ),
         code=PLOT_CODE,
     output:
-        figure=report(
+        figure=reported(
             "results/figures/lcgm_features.svg",
             caption="../../report/captions/lcgm_features.rst",
             category=REPORT["lcgm"],

@@ -31,7 +31,7 @@ rule assemble_noise:
         counts=noise_files("counts.json"),
         paper=repo_path("workflow", "resources", "paper_values.yaml"),
     output:
-        table=report(
+        table=reported(
             "results/tables/noise_exponent.csv",
             caption="../../report/captions/noise_table.rst",
             category=REPORT["noise"],
@@ -62,12 +62,12 @@ rule measure_calibration:
         checkpoints=encoder_files("gmm", gmm_runs(), "checkpoints.npz"),
         noise=rules.assemble_noise.output.table,
     output:
-        points=report(
+        points=reported(
             "results/tables/calibration_points.csv",
             caption="../../report/captions/calibration_points_table.rst",
             category=REPORT["calibration"],
         ),
-        table=report(
+        table=reported(
             "results/tables/calibration.csv",
             caption="../../report/captions/calibration_table.rst",
             category=REPORT["calibration"],
@@ -98,7 +98,7 @@ rule assemble_cosine:
         spectrum=rules.compute_spectrum.output.spectrum,
         floor=rules.compute_rank_floor.output.floor,
     output:
-        table=report(
+        table=reported(
             "results/tables/cosine_ablation.csv",
             caption="../../report/captions/cosine_table.rst",
             category=REPORT["cosine"],
@@ -126,7 +126,7 @@ rule plot_noise_exponent:
         curve=rules.assemble_noise.output.curve,
         code=PLOT_CODE,
     output:
-        figure=report(
+        figure=reported(
             "results/figures/noise_exponent.svg",
             caption="../../report/captions/noise_exponent.rst",
             category=REPORT["noise"],
@@ -154,7 +154,7 @@ rule plot_calibration:
         table=rules.measure_calibration.output.table,
         code=PLOT_CODE,
     output:
-        figure=report(
+        figure=reported(
             "results/figures/calibration.svg",
             caption="../../report/captions/calibration.rst",
             category=REPORT["calibration"],
@@ -181,7 +181,7 @@ rule plot_cosine:
         table=rules.assemble_cosine.output.table,
         code=PLOT_CODE,
     output:
-        figure=report(
+        figure=reported(
             "results/figures/cosine_ablation.svg",
             caption="../../report/captions/cosine.rst",
             category=REPORT["cosine"],

@@ -69,12 +69,12 @@ rule assemble_sample_size:
         floor=rules.compute_rank_floor.output.floor,
         paper=repo_path("workflow", "resources", "paper_values.yaml"),
     output:
-        table=report(
+        table=reported(
             "results/tables/sample_size.csv",
             caption="../../report/captions/sample_size_table.rst",
             category=REPORT["sample_size"],
         ),
-        fits=report(
+        fits=reported(
             "results/tables/sample_size_fits.csv",
             caption="../../report/captions/sample_size_fits_table.rst",
             category=REPORT["sample_size"],
@@ -97,7 +97,7 @@ rule assemble_sample_size:
         lr=lookup(dpath="train/lr", within=config),
         batch_size=lookup(dpath="train/batch_size", within=config),
         seeds=lookup(dpath="seeds", within=config),
-        setting=paper_setting(),
+        setting=paper_setting("table1_mlp"),
     script:
         "../scripts/assemble_sample_size.py"
 
@@ -109,7 +109,7 @@ rule plot_sample_size:
         fits=rules.assemble_sample_size.output.fits,
         code=PLOT_CODE,
     output:
-        figure=report(
+        figure=reported(
             "results/figures/sample_size.svg",
             caption="../../report/captions/sample_size.rst",
             category=REPORT["sample_size"],

@@ -101,22 +101,22 @@ rule assemble_smoothness:
         floors=smooth_worlds("floor.csv"),
         metrics=smooth_cells(),
     output:
-        worlds=report(
+        worlds=reported(
             "results/tables/smoothness_worlds.csv",
             caption="../../report/captions/smoothness_worlds_table.rst",
             category=REPORT["smoothness"],
         ),
-        eps=report(
+        eps=reported(
             "results/tables/smoothness_eps.csv",
             caption="../../report/captions/smoothness_eps_table.rst",
             category=REPORT["smoothness"],
         ),
-        trained=report(
+        trained=reported(
             "results/tables/smoothness_trained.csv",
             caption="../../report/captions/smoothness_trained_table.rst",
             category=REPORT["smoothness"],
         ),
-        claims=report(
+        claims=reported(
             "results/tables/smoothness_claims.csv",
             caption="../../report/captions/smoothness_claims_table.rst",
             category=REPORT["smoothness"],
@@ -147,7 +147,7 @@ rule plot_smoothness:
         trained=rules.assemble_smoothness.output.trained,
         code=PLOT_CODE,
     output:
-        figure=report(
+        figure=reported(
             "results/figures/smoothness.svg",
             caption="../../report/captions/smoothness.rst",
             category=REPORT["smoothness"],

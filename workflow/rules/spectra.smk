@@ -5,13 +5,13 @@ rule compute_spectrum:
     """Table 1: the mixture's PMI operator by quadrature (spectrum, truncation excess, convergence)."""
     output:
         eigenvalues="results/gmm/eigenvalues.csv",
-        spectrum=report(
+        spectrum=reported(
             "results/gmm/spectrum.csv",
             caption="../../report/captions/spectrum_table.rst",
             category=REPORT["table1"],
         ),
         convergence="results/gmm/convergence.csv",
-        crosschecks=report(
+        crosschecks=reported(
             "results/gmm/crosschecks.csv",
             caption="../../report/captions/crosschecks_table.rst",
             category=REPORT["table1"],

@@ -68,22 +68,22 @@ rule assemble_widths:
         metrics=widths_files(),
         probes=widths_probes(),
     output:
-        table=report(
+        table=reported(
             "results/tables/widths.csv",
             caption="../../report/captions/widths_table.rst",
             category=REPORT["widths"],
         ),
-        eps=report(
+        eps=reported(
             "results/tables/widths_eps.csv",
             caption="../../report/captions/widths_eps_table.rst",
             category=REPORT["widths"],
         ),
-        fits=report(
+        fits=reported(
             "results/tables/widths_fits.csv",
             caption="../../report/captions/widths_fits_table.rst",
             category=REPORT["widths"],
         ),
-        verdicts=report(
+        verdicts=reported(
             "results/tables/widths_verdicts.csv",
             caption="../../report/captions/widths_verdicts_table.rst",
             category=REPORT["widths"],
@@ -117,7 +117,7 @@ rule plot_widths:
         eps=rules.assemble_widths.output.eps,
         code=PLOT_CODE,
     output:
-        figure=report(
+        figure=reported(
             "results/figures/widths.svg",
             caption="../../report/captions/widths.rst",
             category=REPORT["widths"],

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from crl_approx.runtime import rule_logging
+from crl_approx.runtime import rule_logging, write_yaml
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk):
@@ -12,3 +12,4 @@ with rule_logging(smk):
 
     repo = Path(smk.input.template).resolve().parents[2]  # report/templates/ -> repo root
     report.build(smk.input, smk.params, smk.output, repo)
+    write_yaml(dict(smk.params.config), smk.output.config)  # what `--report` must describe

@@ -1,6 +1,6 @@
 """Shim for rule train_encoder: every seed of one (dataset, objective, score, D) cell at once."""
 
-from crl_approx.runtime import rule_logging
+from crl_approx.runtime import guarded, rule_logging
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk):
@@ -9,7 +9,7 @@ with rule_logging(smk):
     cells.run(
         smk.wildcards.dataset,
         smk.params.data,
-        smk.params.train,
+        guarded(smk.params.train, smk.config),
         smk.params.tau,
         int(smk.wildcards.dim),
         [int(s) for s in smk.params.seeds],

@@ -1,6 +1,6 @@
 """Shim for rule train_smoothness: every seed of one (world β, D) cell (Experiment S)."""
 
-from crl_approx.runtime import rule_logging
+from crl_approx.runtime import guarded, rule_logging
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk):
@@ -15,7 +15,7 @@ with rule_logging(smk):
         float(smk.wildcards.beta),
         float(world["scale"].iloc[0]),
         smk.params.smooth,
-        smk.params.train,
+        guarded(smk.params.train, smk.config),
         smk.params.tau,
         int(smk.wildcards.dim),
         [int(s) for s in smk.params.seeds],

@@ -105,6 +105,14 @@ def rule_logging(smk):
         sys.stderr.flush()
 
 
+def guarded(train: dict, config: dict) -> dict:
+    """A training job's train params plus ``train.max_loss``, read from the config and not passed
+    as a param: a divergence guard decides only whether a diverging run stops, so a job that
+    finished stays valid when the guard changes (as a param it reran every training job and all
+    that reads them). Tighten it and rerun with ``--forcerun`` to re-check finished runs."""
+    return {**train, "max_loss": config["train"]["max_loss"]}
+
+
 def current_umask() -> int:
     """The process umask, read without changing it where /proc tells it (no window in which
     another thread would create files with a wrong mask)."""
@@ -159,3 +167,11 @@ def write_csv(df, path) -> None:
     """Write a DataFrame as CSV, atomically, with full float precision."""
     with atomic_path(path) as tmp:
         df.to_csv(tmp, index=False, float_format="%.17g")
+
+
+def write_yaml(data: dict, path) -> None:
+    """``data`` as YAML, atomically (:func:`atomic_path`)."""
+    import yaml
+
+    with atomic_path(path) as tmp:
+        tmp.write_text(yaml.safe_dump(data, sort_keys=False, allow_unicode=True))

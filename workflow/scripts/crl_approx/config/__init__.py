@@ -10,13 +10,17 @@ workflow with a :class:`ConfigError` whose message lists every problem as
   W's in ``widths``, Experiment S's in ``smoothness``);
 * ``budget``: the run's estimated work and largest array (``allow_large_run: true`` overrides).
 
-Also the paper's values and the settings they hold in (:func:`load_paper_values`). Imports only
+Also the paper's values and the settings they hold in (:func:`load_paper_values`), and
+``sections``: the report's sections (targets, native report categories); ``reruns``: what a
+change to each key reruns (config/reruns.yaml); :func:`report_config_errors`: ``--report`` on
+results of another configuration. Imports only
 yaml and jsonschema, so parsing the Snakefile stays fast.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 import math
 from pathlib import Path
 
@@ -74,6 +78,21 @@ def setting_differences(setting: dict, config: dict) -> list[str]:
     return out
 
 
+def setting_config(paper: dict, config: dict) -> dict:
+    """The part of ``config`` that the paper's settings name (nested as in the config): what a
+    rule comparing its table with the paper's values depends on, and no more (a table rule given
+    whole sections reran on a plot size)."""
+    out: dict = {}
+    for setting in paper.get("settings", {}).values():
+        for key in setting:
+            *parents, leaf = key.split(".")
+            src, dst = config, out
+            for part in parents:
+                src, dst = src[part], dst.setdefault(part, {})
+            dst[leaf] = src[leaf]
+    return out
+
+
 def paper_in_setting(paper: dict, config: dict) -> dict:
     """A copy of the paper's values with every value whose setting differs from the run's set to
     None, and ``differs``: {setting name: [keys that differ]} for those settings."""
@@ -89,6 +108,39 @@ def paper_in_setting(paper: dict, config: dict) -> dict:
             for row in rows:
                 row[field] = None
     return out
+
+
+def flat(node: dict, prefix: str = "") -> dict:
+    """A nested config as {dotted key: value} (lists are values)."""
+    out = {}
+    for key, value in node.items():
+        if isinstance(value, dict) and value:
+            out |= flat(value, f"{prefix}{key}.")
+        else:
+            out[f"{prefix}{key}"] = value
+    return out
+
+
+def report_config_errors(recorded: str | Path, config: dict) -> list[str]:
+    """Why ``snakemake --report`` must not describe ``config``: the keys whose value differs from
+    the configuration the results were made with (``recorded``, written by build_report); none
+    when nothing is recorded yet (no report was built)."""
+    recorded = Path(recorded)
+    if not recorded.exists():
+        return []
+    with open(recorded, encoding="utf-8") as fh:
+        theirs = flat(yaml.safe_load(fh) or {})
+    ours = flat(json.loads(json.dumps(config, default=str)))
+    differ = sorted(k for k in theirs.keys() | ours.keys() if theirs.get(k) != ours.get(k))
+    if not differ:
+        return []
+    shown = ", ".join(differ[:8]) + (f" and {len(differ) - 8} more" if len(differ) > 8 else "")
+    return [
+        f"snakemake --report: results/ were made with another configuration (keys that differ: "
+        f"{shown}; the run's is recorded in {recorded}); give --report the run's own "
+        f"--configfile / --config, e.g. snakemake --configfile config/smoke.yaml --report "
+        f"results/provenance.zip after a smoke run"
+    ]
 
 
 def load_schema(path: str | Path) -> dict:

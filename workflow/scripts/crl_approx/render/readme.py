@@ -31,6 +31,7 @@ import pandas as pd
 import yaml
 
 from ..config import load_paper_values
+from ..config.sections import NOT_TARGETS, SECTIONS
 from ..numerics import tiers
 from ..numerics.asymptotics import asymptotic_slope
 from ..numerics.smoothness import FLOOR_GRADIENT
@@ -225,6 +226,7 @@ def environment() -> jinja2.Environment:
     env.globals |= {"asymptotic_slope": asymptotic_slope, "tier_close": tiers.CLOSE_TOLERANCE}
     env.globals |= {"tiers": tiers, "smoothness_floor_grid": smoothness.floor_grid}
     env.globals |= {"floor_gradient": FLOOR_GRADIENT}
+    env.globals |= {"section_targets": [k for k in SECTIONS if k not in NOT_TARGETS]}
     env.filters |= {"log10": lambda v: math.log10(float(v))}
     env.globals |= {"scale": lambda v, k: [k * float(x) for x in v]}
     return env

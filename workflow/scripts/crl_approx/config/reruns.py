@@ -1,0 +1,216 @@
+"""What a change to each config key reruns, found from the rules themselves: every leaf key of a
+finished run's configuration changed once (to a valid value), a dry run, and the jobs it plans.
+
+Snakemake reruns a job whose params changed and everything that reads its outputs; a rule given
+more of the config than it reads (a whole section) reruns on keys it never uses. The map this
+module writes (``config/reruns.yaml``: per key, the rules that read it and the jobs a change
+plans on the smoke run) is the declaration; ``tests/e2e/test_reruns.py`` dry-runs every key on a
+finished smoke run and fails where the plan differs from it, or where a job reruns for anything
+but the changed key (a params change, an input rewritten upstream, a new output).
+
+    python3 -m crl_approx.config.reruns --run /tmp/crl-smoke-run --write
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import yaml
+
+from . import ConfigError, load_schema, validate_config
+from .schema import _subschema
+
+REPO = Path(__file__).resolve().parents[4]
+SMOKE = REPO / "config" / "smoke.yaml"
+MAP = REPO / "config" / "reruns.yaml"
+
+#: a job's reason, as Snakemake 9 prints it, → its kind
+REASONS = {
+    "Params have changed": "params",
+    "Input files updated by another job": "upstream",
+    "Missing output files": "new",
+    "Set of input files has changed": "inputs",
+}
+
+
+#: keys that no change of their own makes valid, with the companion keys changed beside them
+#: (the cross-key rules of crl_approx.config.rules name why)
+COMPANIONS = {
+    # train.default_objective must be among train.objectives
+    "train.objectives": {"train": {"objectives": ["samples"], "default_objective": "samples"}},
+    # 'uniform' or K numbers summing to 1 (smoke: K = 4)
+    "lcgm.prior": {"lcgm": {"prior": [0.4, 0.2, 0.2, 0.2]}},
+    # the fresh protocol of the learning-rate check needs the fresh stream
+    "sample_size.fresh": {"sample_size": {"fresh": False, "lr_protocols": [4096]}},
+}
+
+
+def merged(*paths) -> dict:
+    """config/config.yaml with each file deep-merged on top (as Snakemake merges configfiles)."""
+
+    def merge(a, b):
+        for k, v in b.items():
+            if isinstance(v, dict) and isinstance(a.get(k), dict):
+                merge(a[k], v)
+            else:
+                a[k] = v
+
+    out: dict = {}
+    for path in (REPO / "config" / "config.yaml", *paths):
+        with open(path, encoding="utf-8") as fh:
+            merge(out, yaml.safe_load(fh) or {})
+    return out
+
+
+def leaves(node, path=()):
+    """Every leaf key (a scalar or a list) of a nested config, as a tuple path."""
+    for key, value in node.items():
+        if isinstance(value, dict) and value:
+            yield from leaves(value, (*path, key))
+        else:
+            yield (*path, key)
+
+
+def _get(node, path):
+    for part in path:
+        node = node[part]
+    return node
+
+
+def candidates(value, schema_node: dict):
+    """Other values for one key, in the order tried: the other enum values; a flipped bool; an
+    integer ± 1 or doubled; a float × 1.25, × 0.8 or + 0.1; a list with its last item dropped,
+    repeated changed, or changed."""
+    if "enum" in schema_node:
+        return [v for v in schema_node["enum"] if v != value]
+    if isinstance(value, bool):
+        return [not value]
+    if isinstance(value, int):
+        return [value + 1, value - 1, value * 2]
+    if isinstance(value, float):
+        return [value * 1.25, value * 0.8, value + 0.1]
+    if isinstance(value, list):
+        out = [value[:-1]] if len(value) > 1 else []
+        if value and not isinstance(value[-1], dict | list):
+            items = schema_node.get("items", {})
+            for other in candidates(value[-1], items if isinstance(items, dict) else {}):
+                out += [[*value, other], [*value[:-1], other]]
+        return out
+    if isinstance(value, str):
+        return [value + "x"]
+    return []
+
+
+def perturbation(config: dict, schema: dict, path) -> dict | None:
+    """The smallest override of one key that the workflow accepts: {section: {key: value}}
+    nested as the config is, or None where no candidate validates."""
+    if ".".join(path) in COMPANIONS:
+        return COMPANIONS[".".join(path)]
+    value = _get(config, path)
+    for other in candidates(value, _subschema(schema, path)):
+        trial = copy.deepcopy(config)
+        _get(trial, path[:-1])[path[-1]] = other
+        try:
+            validate_config(trial, schema, memory=64 << 30)
+        except ConfigError:
+            continue
+        override: dict = {}
+        node = override
+        for part in path[:-1]:
+            node = node.setdefault(part, {})
+        node[path[-1]] = other
+        return override
+    return None
+
+
+def planned_jobs(dry_run_output: str) -> list[tuple[str, str]]:
+    """The (rule, reason kind) of every job a dry run plans; a reason outside :data:`REASONS` is
+    kept as its text."""
+    jobs = []
+    for block in re.split(r"\n(?=\[[^\n]*\]\n(?:local)?rule )", dry_run_output):
+        rule = re.search(r"^(?:local)?rule (\w+):", block, re.M)
+        reason = re.search(r"^\s+reason: (.+)$", block, re.M)
+        if not rule:
+            continue
+        text = reason.group(1) if reason else ""
+        kinds = sorted({kind for prefix, kind in REASONS.items() if prefix in text})
+        jobs.append((rule.group(1), "+".join(kinds) or text))
+    return jobs
+
+
+def summarise(jobs: list[tuple[str, str]]) -> dict:
+    """One key's entry of the map: the rules whose params read it and the number of jobs."""
+    readers = sorted({rule for rule, kind in jobs if "params" in kind.split("+")})
+    return {"reads": readers, "jobs": len([r for r, _ in jobs if r != "all"])}
+
+
+def dry_run(run_dir: Path, override: dict) -> tuple[int, str]:
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
+        yaml.safe_dump(override, fh)
+    cmd = ["snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(run_dir), "-n"]
+    cmd += ["--nolock", "--configfile", str(SMOKE), fh.name]
+    proc = subprocess.run(
+        cmd, cwd=REPO, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600
+    )
+    os.unlink(fh.name)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def survey(run_dir: Path, workers: int = 2) -> dict[str, dict]:
+    """Every leaf key of the smoke configuration changed once on the finished run ``run_dir``:
+    {dotted key: {"reads", "jobs", "override", "planned": [(rule, reason kind)]}} (a key that no
+    valid value can change: {"override": None})."""
+    schema = load_schema(REPO / "workflow" / "schemas" / "config.schema.yaml")
+    config = validate_config(merged(SMOKE), schema, memory=64 << 30)
+    todo = {".".join(p): perturbation(config, schema, p) for p in leaves(config)}
+
+    def one(item):
+        key, override = item
+        if override is None:
+            return key, {"override": None}
+        rc, out = dry_run(run_dir, override)
+        if rc != 0:
+            return key, {"override": override, "error": out[-2000:]}
+        jobs = planned_jobs(out) if "Nothing to be done" not in out else []
+        return key, {"override": override, "planned": jobs, **summarise(jobs)}
+
+    with ThreadPoolExecutor(workers) as pool:
+        return dict(pool.map(one, todo.items()))
+
+
+def as_map(result: dict[str, dict]) -> dict:
+    """The committed map's form: {key: {"reads": [...], "jobs": n}}."""
+    return {k: {"reads": v.get("reads"), "jobs": v.get("jobs")} for k, v in result.items()}
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--run", type=Path, required=True, help="a finished smoke run's folder")
+    ap.add_argument("--write", action="store_true", help=f"write {MAP.relative_to(REPO)}")
+    args = ap.parse_args(argv)
+    result = survey(args.run)
+    bad = {k: v for k, v in result.items() if "error" in v or v["override"] is None}
+    text = (
+        "# What a change to each config key reruns on a finished smoke run (config/smoke.yaml):\n"
+        "# the rules whose params read the key, and the jobs a dry run then plans (their\n"
+        "# readers). Generated by `python3 -m crl_approx.config.reruns --run DIR --write`;\n"
+        "# tests/e2e/test_reruns.py fails where a dry run differs from it.\n"
+        + yaml.safe_dump(as_map(result), sort_keys=True, width=100)
+    )
+    if args.write:
+        MAP.write_text(text)
+    print(json.dumps({k: v for k, v in bad.items()}, indent=1) if bad else "every key changed")
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
