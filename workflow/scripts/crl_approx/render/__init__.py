@@ -13,5 +13,6 @@ templates of the top-level ``report/`` folder.
 - ``pages``: the docs pages the report links, carried in its appendix.
 - ``readme``, ``numbers``: README's and docs/'s generated blocks and how they print numbers.
 - ``runrecord``: a default run's job times and training fingerprint (README's or another host's).
+- ``reference``: a finished run compared cell by cell with the committed reference record.
 - ``rulegraph``: README's picture of the workflow (``docs/rulegraph.svg``) and its signature.
 """
