@@ -173,7 +173,8 @@ rule measure_dynamics_lcgm:
         runtime="10m",
     params:
         lcgm=lcgm_params("n_train"),
-        train=lookup(dpath="train", within=config),
+        # the batch size only (steps per epoch): the whole train section reran it on any key
+        train={"batch_size": config["train"]["batch_size"]},
         alignment_tol=lookup(dpath="dynamics/alignment_tol", within=config),
     script:
         "../scripts/measure_dynamics_lcgm.py"

@@ -133,18 +133,22 @@ def perturbation(config: dict, schema: dict, path) -> dict | None:
 
 
 def planned_jobs(dry_run_output: str) -> list[tuple[str, str]]:
-    """The (rule, reason kind) of every job a dry run plans; a reason outside :data:`REASONS` is
-    kept as its text."""
-    jobs = []
-    for block in re.split(r"\n(?=\[[^\n]*\]\n(?:local)?rule )", dry_run_output):
-        rule = re.search(r"^(?:local)?rule (\w+):", block, re.M)
-        reason = re.search(r"^\s+reason: (.+)$", block, re.M)
-        if not rule:
+    """The (rule, reason kind) of every job a dry run plans, grouped jobs included (indented
+    under "Group job"); a reason outside :data:`REASONS` is kept as its text."""
+    jobs: list[list[str]] = []
+    for line in dry_run_output.splitlines():
+        rule = re.match(r"^\s*(?:local)?rule (\w+):$", line)
+        if rule:
+            jobs.append([rule.group(1), ""])
             continue
-        text = reason.group(1) if reason else ""
+        reason = re.match(r"^\s+reason: (.+)$", line)
+        if reason and jobs and not jobs[-1][1]:
+            jobs[-1][1] = reason.group(1)
+    out = []
+    for rule, text in jobs:
         kinds = sorted({kind for prefix, kind in REASONS.items() if prefix in text})
-        jobs.append((rule.group(1), "+".join(kinds) or text))
-    return jobs
+        out.append((rule, "+".join(kinds) or text))
+    return out
 
 
 def summarise(jobs: list[tuple[str, str]]) -> dict:
@@ -156,7 +160,9 @@ def summarise(jobs: list[tuple[str, str]]) -> dict:
 def dry_run(run_dir: Path, override: dict) -> tuple[int, str]:
     with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as fh:
         yaml.safe_dump(override, fh)
-    cmd = ["snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(run_dir), "-n"]
+    # the run's own checkout where it is one (a clone's inputs name its own files), else this one
+    snakefile = run_dir / "Snakefile" if (run_dir / "Snakefile").exists() else REPO / "Snakefile"
+    cmd = ["snakemake", "-s", str(snakefile), "--directory", str(run_dir), "-n"]
     cmd += ["--nolock", "--configfile", str(SMOKE), fh.name]
     proc = subprocess.run(
         cmd, cwd=REPO, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600
