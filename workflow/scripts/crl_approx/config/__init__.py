@@ -131,7 +131,10 @@ def report_config_errors(recorded: str | Path, config: dict) -> list[str]:
     with open(recorded, encoding="utf-8") as fh:
         theirs = flat(yaml.safe_load(fh) or {})
     ours = flat(json.loads(json.dumps(config, default=str)))
-    differ = sorted(k for k in theirs.keys() | ours.keys() if theirs.get(k) != ours.get(k))
+    differ = sorted(
+        (k for k in theirs.keys() | ours.keys() if theirs.get(k) != ours.get(k)),
+        key=lambda k: (k.count("."), k),  # top-level keys (seeds, tau) first
+    )
     if not differ:
         return []
     shown = ", ".join(differ[:8]) + (f" and {len(differ) - 8} more" if len(differ) > 8 else "")
