@@ -313,3 +313,23 @@ def test_the_cross_machine_tolerance_admits_seed_noise_and_not_more(run):
     diverged = np.array([mean - sd, mean + sd, mean + 40 * sd])
     with pytest.raises(AssertionError, match="sd ratio"):
         agree(rows[8][2], diverged.mean(), diverged.std(ddof=1), 3, same=False)
+
+
+def test_readmes_result_figure_is_the_runs_own():
+    """docs/excess_vs_d.svg, shown in README, is the default run's figure, byte for byte (copied
+    by `crl_approx.render.readme --write`)."""
+    from crl_approx.render import readme
+
+    run = Path(os.environ["CRL_DEFAULT_RUN"]) / "results" / "figures" / "excess_vs_d.svg"
+    assert readme.README_FIGURE.read_bytes() == run.read_bytes()
+
+
+def test_the_default_run_agrees_with_the_committed_reference():
+    """The comparison command on the default run: every cell of the reference record agrees (on
+    the reference's host and training code the numbers are the same)."""
+    import json
+
+    from crl_approx.render import reference
+
+    record = json.loads(reference.RECORD.read_text())
+    assert reference.compare(Path(os.environ["CRL_DEFAULT_RUN"]), record) == []
