@@ -93,8 +93,6 @@ def test_a_table_that_quotes_the_paper_gets_only_the_keys_its_settings_name(
 
     paper = load_paper_values(reruns.REPO / "workflow" / "resources" / "paper_values.yaml")
     named = {key for name in settings for key in paper["settings"][name]}
-    setting = [
-        p for p in recorded_params(smoke_run, output) if isinstance(p, dict) and "tau" in p
-    ]
+    setting = [p for p in recorded_params(smoke_run, output) if isinstance(p, dict) and "tau" in p]
     assert len(setting) == 1
     assert set(flat(setting[0])) == named
