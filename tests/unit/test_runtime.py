@@ -95,3 +95,46 @@ def test_a_job_logs_its_own_cpu_time_and_the_run_record_sums_it(tmp_path):
     assert rec["cpu_s"] == pytest.approx(busy[0] + idle[0], abs=0.01)
     (tmp_path / "logs" / "r" / "idle.log").write_text("no cpu line: the job failed\n")
     assert job_times(tmp_path / "benchmarks")["r"]["cpu_jobs"] == 1
+
+
+def test_a_jobs_phases_count_their_own_cpu_and_the_run_record_sums_them(tmp_path):
+    """Inside a job, phase() charges a block's CPU to its name: 0.2 s of work under "steps" twice
+    records ≥ 0.4 s there, a sleeping "write" almost none; a new job starts from zero; the run
+    record sums the phases per rule."""
+    import time
+    from types import SimpleNamespace
+
+    from crl_approx.render.runrecord import job_phases, job_times
+    from crl_approx.runtime import phase, rule_logging
+
+    def burn(seconds):
+        t = time.process_time()
+        while time.process_time() - t < seconds:
+            pass
+
+    def job(name):
+        smk = SimpleNamespace(
+            log=[str(tmp_path / "logs" / "t" / f"{name}.log")],
+            rule="t",
+            params={},
+            threads=1,
+            wildcards={},
+            output=[],
+        )
+        with rule_logging(smk):
+            for _ in range(2):
+                with phase("steps"):
+                    burn(0.2)
+            with phase("write"):
+                time.sleep(0.2)
+        bench = tmp_path / "benchmarks" / "t" / f"{name}.tsv"
+        bench.parent.mkdir(parents=True, exist_ok=True)
+        bench.write_text("s\tmax_rss\n1.0\t1\n")
+        return job_phases(smk.log[0])
+
+    first, second = job("a"), job("b")
+    for rec in (first, second):
+        assert 0.4 - 0.02 <= rec["steps"] < 0.6
+        assert rec["write"] < 0.05
+    rule = job_times(tmp_path / "benchmarks")["t"]["phase_cpu_s"]
+    assert rule["steps"] == pytest.approx(first["steps"] + second["steps"], abs=0.01)

@@ -53,6 +53,26 @@ CPU_LINE = "job cpu_s={total:.3f} startup_cpu_s={startup:.3f} user_s={user:.3f} 
 CPU_PATTERN = re.compile(r"job cpu_s=([0-9.]+) startup_cpu_s=([0-9.]+)")
 
 
+#: one line per named part of a job (:func:`phase`), logged before ``CPU_LINE``
+PHASE_LINE = "job phase {name} cpu_s={cpu:.3f} wall_s={wall:.3f}"
+PHASE_PATTERN = re.compile(r"job phase (\w+) cpu_s=([0-9.]+) wall_s=([0-9.]+)")
+_phases: dict[str, list[float]] = {}
+
+
+@contextlib.contextmanager
+def phase(name: str):
+    """Count the block's CPU seconds (this process, every thread) and wall seconds under
+    ``name`` (summed over the job; a phase nested in another counts in both). On CUDA a block
+    that only queues work is charged where the host waits for it."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    try:
+        yield
+    finally:
+        acc = _phases.setdefault(name, [0.0, 0.0])
+        acc[0] += time.process_time() - cpu
+        acc[1] += time.perf_counter() - wall
+
+
 def cpu_seconds() -> tuple[float, float]:
     """(user, system) CPU seconds of this process since it started, and of its waited-for
     children: what the job itself cost, whatever else ran on the host (Snakemake's benchmark
@@ -80,6 +100,7 @@ def rule_logging(smk):
     root.setLevel(logging.INFO)
     logging.captureWarnings(True)
     startup = sum(cpu_seconds())  # the interpreter, Snakemake's preamble and the imports so far
+    _phases.clear()
     t0 = time.perf_counter()
     log.info("rule %s (python %s, %s)", smk.rule, platform.python_version(), platform.node())
     for name, value in dict(smk.params).items():
@@ -97,6 +118,8 @@ def rule_logging(smk):
                 "wrote %s (%d bytes)", out, os.path.getsize(out) if os.path.exists(out) else -1
             )
         log.info("done in %.2f s", time.perf_counter() - t0)
+        for name, (cpu, wall) in _phases.items():
+            log.info(PHASE_LINE.format(name=name, cpu=cpu, wall=wall))
         user, system = cpu_seconds()
         log.info(CPU_LINE.format(total=user + system, startup=startup, user=user, sys=system))
     finally:

@@ -24,11 +24,24 @@ def job_cpu(log_path: Path | str) -> tuple[float, float] | None:
     return (float(found[-1][0]), float(found[-1][1])) if found else None
 
 
+def job_phases(log_path: Path | str) -> dict[str, float]:
+    """{phase: CPU seconds} a training job's log records at its end (crl_approx.runtime.phase:
+    steps, validation, evaluation, metrics, write); empty for a job without phases."""
+    from ..runtime import PHASE_PATTERN
+
+    try:
+        text = Path(log_path).read_text(errors="replace")
+    except OSError:
+        return {}
+    return {name: float(cpu) for name, cpu, _ in PHASE_PATTERN.findall(text)}
+
+
 def job_times(root: Path | str) -> dict:
     """Per rule, from Snakemake's benchmark files under ``root``: jobs, job time (the sum of the
     ``s`` column), the longest job, and every job's time keyed by its benchmark path; and from
     each job's log (``logs/`` beside ``root``, the same path), the jobs' own CPU time
-    (``cpu_s``, ``startup_cpu_s``, over ``cpu_jobs`` jobs that recorded it)."""
+    (``cpu_s``, ``startup_cpu_s``, over ``cpu_jobs`` jobs that recorded it) and, for training
+    rules, its parts (``phase_cpu_s``)."""
     out = {}
     logs = Path(root).parent / "logs"
     for rule, jobs in benchmark_rows(root).groupby("rule"):
@@ -41,6 +54,12 @@ def job_times(root: Path | str) -> dict:
             "cpu_s": round(sum(c[0] for c in cpu), 2),
             "startup_cpu_s": round(sum(c[1] for c in cpu), 2),
         }
+        phases: dict[str, float] = {}
+        for job in per:
+            for name, sec in job_phases(logs / f"{job}.log").items():
+                phases[name] = phases.get(name, 0.0) + sec
+        if phases:  # training rules: the jobs' CPU per part (the rest: start-up, set-up)
+            out[rule]["phase_cpu_s"] = {k: round(v, 2) for k, v in phases.items()}
     return out
 
 

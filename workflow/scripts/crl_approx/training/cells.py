@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from ..integrity import load_npz_group
+from ..runtime import phase
 from .loops import (
     check_losses,
     configure_threads,
@@ -167,7 +168,9 @@ def train_gmm(
     else:
         raise ValueError(f"unknown objective {objective!r}")
     wall = time.perf_counter() - t_start
-    return model, *quadrature_outputs(model, rec, spec, tau, l_star, "gmm", objective, steps, wall)
+    with phase("metrics"):
+        outputs = quadrature_outputs(model, rec, spec, tau, l_star, "gmm", objective, steps, wall)
+    return model, *outputs
 
 
 def quadrature_recorder(model, train, spec, tau, early_steps=()):
@@ -216,9 +219,10 @@ def train_lcgm(
     steps = fit_pairs(model, pairs, train, tau, dev, rec, steps)
     wall = time.perf_counter() - t_start
     metrics, ckpts = [], []
-    for r in range(model.replicas):
-        metrics.append(rec.metrics(r, "lcgm", "samples", dim, tau, steps, wall))
-        ckpts.append(rec.checkpoints(r) | {"x_val_rows": np.arange(n_ck)})
+    with phase("metrics"):
+        for r in range(model.replicas):
+            metrics.append(rec.metrics(r, "lcgm", "samples", dim, tau, steps, wall))
+            ckpts.append(rec.checkpoints(r) | {"x_val_rows": np.arange(n_ck)})
     return model, metrics, ckpts
 
 
@@ -234,12 +238,13 @@ def write_outputs(model, metrics: list, checkpoints: list, output, meta: dict) -
         integrity.dumps_json(output.metrics[r], m, indent=1, allow_nan=False)
         for r, m in enumerate(metrics)
     ]
-    for r, text in enumerate(texts):
-        with atomic_path(output.model[r]) as tmp:
-            save_replica(model, r, meta, tmp, output.model[r])
-        integrity.save_npz(output.checkpoints[r], checkpoints[r])
-        with atomic_path(output.metrics[r]) as tmp:
-            tmp.write_text(text)
+    with phase("write"):
+        for r, text in enumerate(texts):
+            with atomic_path(output.model[r]) as tmp:
+                save_replica(model, r, meta, tmp, output.model[r])
+            integrity.save_npz(output.checkpoints[r], checkpoints[r])
+            with atomic_path(output.metrics[r]) as tmp:
+                tmp.write_text(text)
 
 
 def run(

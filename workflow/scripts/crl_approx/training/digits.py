@@ -87,7 +87,7 @@ def run(digits, train, tau, pairing, dim, seeds, threads, images_path, output, d
     import torch
 
     from .. import integrity
-    from ..runtime import atomic_path
+    from ..runtime import atomic_path, phase
     from .cells import _Recorder
     from .loops import configure_threads, fit_pairs, select_device
     from .towers import build_model
@@ -109,14 +109,17 @@ def run(digits, train, tau, pairing, dim, seeds, threads, images_path, output, d
         "%d seeds, pairing %s, D = %d: %d steps in %.1f s", len(seeds), pairing, dim, steps, wall
     )
     texts, ckpts = [], []
-    for r in range(len(seeds)):
-        metrics = rec.metrics(r, "digits", "samples", dim, tau, steps, wall)
-        metrics |= {"pairing": pairing, "n_train_pairs": int(pairs[r]["x_train"].shape[0])}
-        texts.append(integrity.dumps_json(output.metrics[r], metrics, indent=1, allow_nan=False))
-        ck = rec.checkpoints(r)
-        ckpts.append({k: v.astype(np.float32) if k != "epoch" else v for k, v in ck.items()})
-    for r in range(len(seeds)):
-        integrity.save_npz(output.checkpoints[r], ckpts[r])
-        with atomic_path(output.metrics[r]) as tmp:
-            tmp.write_text(texts[r])
+    with phase("metrics"):
+        for r in range(len(seeds)):
+            metrics = rec.metrics(r, "digits", "samples", dim, tau, steps, wall)
+            metrics |= {"pairing": pairing, "n_train_pairs": int(pairs[r]["x_train"].shape[0])}
+            text = integrity.dumps_json(output.metrics[r], metrics, indent=1, allow_nan=False)
+            texts.append(text)
+            ck = rec.checkpoints(r)
+            ckpts.append({k: v.astype(np.float32) if k != "epoch" else v for k, v in ck.items()})
+    with phase("write"):
+        for r in range(len(seeds)):
+            integrity.save_npz(output.checkpoints[r], ckpts[r])
+            with atomic_path(output.metrics[r]) as tmp:
+                tmp.write_text(texts[r])
     return texts

@@ -32,6 +32,7 @@ import time
 
 import torch
 
+from ..runtime import phase
 from .batches import fresh_batches, pool_batches, stack_pairs
 from .towers import StackedTwoTower, per_replica
 
@@ -294,7 +295,11 @@ def fit_checkpoints(model, step_loss, total: int, train: dict, end_epoch, valida
     for epoch, n_steps in enumerate(split_steps(total, train["epochs"]), start=1):
         t0 = time.perf_counter()
         model.train()
-        train_loss = run_steps(model, opt, step_loss, n_steps, after_step)
+        with phase("steps"):
+            train_loss = run_steps(model, opt, step_loss, n_steps, after_step)
         model.eval()
-        end_epoch(epoch, train_loss, validate(), t0)
+        with phase("validation"):
+            val_loss = validate()
+        with phase("evaluation"):  # the epoch's losses (one host sync), checkpoints, excess
+            end_epoch(epoch, train_loss, val_loss, t0)
     return total
