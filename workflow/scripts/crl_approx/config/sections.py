@@ -27,6 +27,8 @@ SECTIONS = {
 
 #: sections that are not a target of their own (the report is the default target's last job)
 NOT_TARGETS = ("report",)
+#: the sections that are targets, in order
+TARGETS = [key for key in SECTIONS if key not in NOT_TARGETS]
 
 #: a file's kind (its suffix) → its subcategory in the native report
 KINDS = {

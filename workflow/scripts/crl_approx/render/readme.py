@@ -22,7 +22,6 @@ import fnmatch
 import json
 import math
 import re
-import shutil
 import sys
 from pathlib import Path
 
@@ -32,7 +31,7 @@ import pandas as pd
 import yaml
 
 from ..config import load_paper_values
-from ..config.sections import NOT_TARGETS, SECTIONS
+from ..config.sections import TARGETS
 from ..numerics import tiers
 from ..numerics.asymptotics import asymptotic_slope
 from ..numerics.smoothness import FLOOR_GRADIENT
@@ -46,8 +45,7 @@ REPO = Path(__file__).resolve().parents[4]
 TEMPLATE = REPO / "report" / "templates" / "readme.md.j2"
 RECORDS = REPO / "benchmarks"
 PAPER = REPO / "workflow" / "resources" / "paper_values.yaml"
-#: the result figure README shows: Table 1's excess against D, copied from the run by --write
-README_FIGURE = REPO / "docs" / "excess_vs_d.svg"
+README_FIGURE = REPO / "docs" / "excess_vs_d.svg"  # README's figure, the run's (--write copies it)
 #: docs pages that hold no generated block and are not scanned: records of earlier releases, and
 #: the derivation whose printed constants tests/unit/test_noise.py checks digit by digit
 UNGENERATED_DOCS = ("history.md", "noise_exponent.md")
@@ -228,8 +226,7 @@ def environment() -> jinja2.Environment:
     env.globals |= formats | {"span": span, "verdict": verdict, "inf": math.inf}
     env.globals |= {"asymptotic_slope": asymptotic_slope, "tier_close": tiers.CLOSE_TOLERANCE}
     env.globals |= {"tiers": tiers, "smoothness_floor_grid": smoothness.floor_grid}
-    env.globals |= {"floor_gradient": FLOOR_GRADIENT}
-    env.globals |= {"section_targets": [k for k in SECTIONS if k not in NOT_TARGETS]}
+    env.globals |= {"floor_gradient": FLOOR_GRADIENT, "section_targets": TARGETS}
     env.filters |= {"log10": lambda v: math.log10(float(v))}
     env.globals |= {"scale": lambda v, k: [k * float(x) for x in v]}
     return env
@@ -258,10 +255,7 @@ def render(
         .make_module({"run": run, "config": config, "paper": paper})
     )
     names = names or [n for n in fragment_names() if results is not None or n.startswith("bench_")]
-    out = {}
-    for name in names:
-        out[name] = reflow(str(getattr(module, name)()).strip("\n")) + "\n"
-    return out
+    return {name: reflow(str(getattr(module, name)()).strip("\n")) + "\n" for name in names}
 
 
 def blocks(text: str) -> dict[str, str]:
@@ -316,7 +310,7 @@ def main(argv=None) -> None:
         for path in args.write or documents():
             path.write_text(fill(path.read_text(), fragments))
         if results is not None:  # README's result figure, the run's own file
-            shutil.copyfile(results / "figures" / README_FIGURE.name, README_FIGURE)
+            README_FIGURE.write_bytes((results / "figures" / README_FIGURE.name).read_bytes())
     else:
         sys.stdout.write("\n".join(fragments.values()))
 

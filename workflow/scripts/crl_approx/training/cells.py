@@ -35,12 +35,8 @@ log = logging.getLogger(__name__)
 
 # --- one job: every seed of a (dataset, objective, score, D) cell --------------------------------
 def _run_info(dev) -> dict:
-    return {
-        "device": str(dev),
-        "threads": torch.get_num_threads(),
-        "torch": torch.__version__,
-        "machine": platform.machine(),
-    }
+    out = {"device": str(dev), "threads": torch.get_num_threads(), "torch": torch.__version__}
+    return out | {"machine": platform.machine()}
 
 
 class _Recorder:
@@ -168,9 +164,7 @@ def train_gmm(
     else:
         raise ValueError(f"unknown objective {objective!r}")
     wall = time.perf_counter() - t_start
-    with phase("metrics"):
-        outputs = quadrature_outputs(model, rec, spec, tau, l_star, "gmm", objective, steps, wall)
-    return model, *outputs
+    return model, *quadrature_outputs(model, rec, spec, tau, l_star, "gmm", objective, steps, wall)
 
 
 def quadrature_recorder(model, train, spec, tau, early_steps=()):
@@ -192,12 +186,13 @@ def quadrature_outputs(model, rec, spec, tau, l_star, dataset, objective, steps,
     from .evaluation import population_metrics
 
     metrics, ckpts = [], []
-    for r in range(model.replicas):
-        ckpt = rec.checkpoints(r) | {"x_nodes": spec.quad.x, "y_nodes": spec.quad.y}
-        score = ckpt["f"][-1] @ ckpt["g"][-1].T
-        extra = population_metrics(spec, score, tau, l_star) | {"L_star": l_star}
-        metrics.append(rec.metrics(r, dataset, objective, model.dim, tau, steps, wall, extra))
-        ckpts.append(ckpt)
+    with phase("metrics"):
+        for r in range(model.replicas):
+            ckpt = rec.checkpoints(r) | {"x_nodes": spec.quad.x, "y_nodes": spec.quad.y}
+            score = ckpt["f"][-1] @ ckpt["g"][-1].T
+            extra = population_metrics(spec, score, tau, l_star) | {"L_star": l_star}
+            metrics.append(rec.metrics(r, dataset, objective, model.dim, tau, steps, wall, extra))
+            ckpts.append(ckpt)
     return metrics, ckpts
 
 

@@ -1,0 +1,197 @@
+"""Each training path's job against its FLOP limit, measured side by side in one run.
+
+FLOP limit of a job = its floating-point work (every stacked seed, forward + backward of every
+step, plus the forward passes of validation) at this host's one-thread float32 matmul peak, which
+is measured in the same run (a 2048³ matmul, best of 5). Each cell's real job runs alone
+(``snakemake --cores 1 --forcerun RULE TARGET`` in a scratch folder on the default config, its
+inputs made first and not timed); its own log gives its CPU time, split into start-up, the step
+loop, validation, evaluation (per-epoch checkpoints and exact excess), final metrics and writing
+(crl_approx.runtime.phase). Prints one row per cell: CPU / limit for the job and for its step
+loop alone, and where the rest of the job went. Nothing else should run on the host.
+
+    python3 benchmarks/flop_limit.py [--dest /tmp/crl-flop-limit] [--out benchmarks/flop_limit.json]
+                                     [--cells gmm_samples_D2,lcgm_samples_D8,...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from itertools import pairwise
+from pathlib import Path
+
+import torch
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "workflow" / "scripts"))
+
+from crl_approx.render.html import cpu_name  # noqa: E402
+from crl_approx.render.runrecord import job_cpu, job_phases  # noqa: E402
+
+SEEDS = 3  # the default config's seeds, stacked in one job
+
+
+def gmm_cell(objective, score, dim):
+    return f"results/encoders/gmm/objective~{objective}/score~{score}/dim~{dim}/seed~0/metrics.json"
+
+
+#: cell → (rule, target, log, kind); kind selects the work model below
+CELLS = {
+    "gmm_samples_D2": ("train_encoder", gmm_cell("samples", "inner", 2), "samples"),
+    "lcgm_samples_D8": (
+        "train_encoder",
+        "results/encoders/lcgm/objective~samples/score~inner/dim~8/seed~0/metrics.json",
+        "samples",
+    ),
+    "gmm_population_D2": ("train_encoder", gmm_cell("population", "inner", 2), "population"),
+    "gmm_cosine_population_D2": (
+        "train_encoder",
+        gmm_cell("population", "cosine", 2),
+        "population",
+    ),
+    "gmm_fresh_D2": (
+        "train_sample_size",
+        "results/sample_size/score~inner/pool~fresh/budget~1x/lr~0.001/dim~2/seed~0/metrics.json",
+        "fresh",
+    ),
+    "digits_K5_D5": (
+        "train_digits",
+        "results/digits/encoders/K5/dim~5/seed~0/metrics.json",
+        "digits",
+    ),
+}
+
+
+def matmul_peak(n: int = 2048, reps: int = 5) -> float:
+    """Best one-thread float32 FLOP/s of an n³ matmul."""
+    torch.set_num_threads(1)
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b
+    best = 0.0
+    for _ in range(reps):
+        t = time.perf_counter()
+        a @ b
+        best = max(best, 2 * n**3 / (time.perf_counter() - t))
+    return best
+
+
+def forward_flops(bx: int, by: int, dx: int, dy: int, width: int, depth: int, dim: int) -> float:
+    """Matmul FLOPs of one forward pass of one replica: both towers (``depth`` linear layers,
+    d → width → … → D) on bx and by points and the bx × by score matrix."""
+
+    def tower(b, d):
+        dims = [d] + [width] * (depth - 1) + [dim]
+        return 2 * b * sum(i * o for i, o in pairwise(dims))
+
+    return tower(bx, dx) + tower(by, dy) + 2 * bx * by * dim
+
+
+def work(kind: str, metrics: dict, cfg: dict) -> dict:
+    """The job's floating-point work: steps × (forward + backward = 3 forward) per replica, and
+    validation's forward passes; the model's shapes from the config, steps from the metrics."""
+    t = cfg["train"]
+    w, depth, dim, steps = t["width"], t["depth"], metrics["D"], metrics["steps"]
+    val_flops = 0.0
+    if kind in ("samples", "fresh"):
+        b = t["batch_size"]
+        d = 1 if metrics["dataset"] == "gmm" else cfg["lcgm"]["d_x"]
+        dy = 1 if metrics["dataset"] == "gmm" else cfg["lcgm"]["d_y"]
+        step = 3 * forward_flops(b, b, d, dy, w, depth, dim)
+        n_val = cfg["gmm" if metrics["dataset"] == "gmm" else "lcgm"]["n_val"]
+        val_flops = t["epochs"] * (n_val // b) * forward_flops(b, b, d, dy, w, depth, dim)
+    elif kind == "population":
+        n = 2 * t["population_nodes"]  # nodes per component, two components
+        step = 3 * forward_flops(n, n, 1, 1, w, depth, dim)
+    elif kind == "digits":
+        b, dg = cfg["digits"]["batch_size"], cfg["digits"]
+        step = 3 * forward_flops(b, b, 64, 64, w, depth, dim)  # 8 × 8 images, one per tower
+        n_val = metrics.get("n_val_pairs") or dg.get("n_val_pairs", 0)
+        val_flops = dg["checkpoints"] * (n_val // b) * forward_flops(b, b, 64, 64, w, depth, dim)
+    else:
+        raise ValueError(kind)
+    return {"steps": steps, "step_flops": SEEDS * step * steps, "val_flops": SEEDS * val_flops}
+
+
+def snakemake(dest: Path, *args: str) -> str:
+    cmd = ["snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(dest), *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+    return proc.stdout + proc.stderr
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--dest", type=Path, default=Path("/tmp/crl-flop-limit"))
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--cells", default=",".join(CELLS))
+    args = ap.parse_args()
+    cells = args.cells.split(",")
+    args.dest.mkdir(parents=True, exist_ok=True)
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    # every cell's inputs first (datasets, digits), untimed
+    targets = [CELLS[c][1] for c in cells]
+    rules = sorted({CELLS[c][0] for c in cells})
+    snakemake(args.dest, "--cores", "2", "--omit-from", *rules, "--", *targets)
+    peak = matmul_peak()
+    rows = []
+    for name in cells:
+        rule, target, kind = CELLS[name]
+        load = os.getloadavg()[0]
+        t0 = time.monotonic()
+        text = snakemake(args.dest, "--cores", "1", "--forcerun", rule, "--", target)
+        wall = time.monotonic() - t0
+        log = re.search(r"log: (\S+\.log)", text).group(1)
+        cpu, startup = job_cpu(args.dest / log)
+        phases = job_phases(args.dest / log)
+        metrics = json.loads((args.dest / target).read_text())
+        flops = work(kind, metrics, cfg)
+        limit = (flops["step_flops"] + flops["val_flops"]) / peak
+        step_limit = flops["step_flops"] / peak
+        rows.append(
+            {
+                "cell": name,
+                "rule": rule,
+                "steps": flops["steps"],
+                "limit_s": round(limit, 2),
+                "job_cpu_s": round(cpu, 2),
+                "job_wall_s": round(wall, 2),
+                "startup_cpu_s": round(startup, 2),
+                "phase_cpu_s": {k: round(v, 2) for k, v in phases.items()},
+                "other_cpu_s": round(cpu - startup - sum(phases.values()), 2),
+                "job_over_limit": round(cpu / limit, 2),
+                "steps_over_limit": round(phases.get("steps", float("nan")) / step_limit, 2),
+                "load_before": round(load, 2),
+            }
+        )
+        r = rows[-1]
+        print(
+            f"{name:26s} limit {r['limit_s']:7.2f} s  job CPU {r['job_cpu_s']:7.2f} s "
+            f"({r['job_over_limit']:.2f}x; step loop {r['steps_over_limit']:.2f}x)  "
+            f"start-up {r['startup_cpu_s']:.1f} s, {r['phase_cpu_s']}, other {r['other_cpu_s']} s",
+            flush=True,
+        )
+    record = {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d"),
+        "commit": subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True
+        ).stdout.strip(),
+        "cpu": cpu_name(),
+        "torch": torch.__version__,
+        "peak_gflops": round(peak / 1e9, 1),
+        "cells": rows,
+    }
+    print(f"one-thread float32 matmul peak {record['peak_gflops']} GFLOP/s")
+    if args.out:
+        args.out.write_text(json.dumps(record, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
