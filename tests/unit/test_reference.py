@@ -49,6 +49,16 @@ def test_an_exact_cell_must_agree_to_rounding_and_text_exactly(tmp_path, ref):
     assert reference.compare(make_run(tmp_path / "tiny", exact=tiny), ref) == []
 
 
+def test_a_jobs_time_is_not_a_result(tmp_path):
+    """A column that times a job (train_seconds) is left out of the record: another run's
+    timing never reads as a difference."""
+    timed = {"D": [1, 2], "excess": [1.0e-2, 5.0e-4], "excess_sd": [1.0e-3, 1.0e-5]}
+    ref = reference.record(make_run(tmp_path / "ref", timed | {"train_seconds": [50.1, 61.0]}))
+    assert "train_seconds" not in ref["tables"]["trained.csv"]
+    ours = make_run(tmp_path / "ours", timed | {"train_seconds": [40.0, 45.5]})
+    assert reference.compare(ours, ref) == []
+
+
 def test_a_missing_table_or_column_or_row_is_flagged(tmp_path, ref):
     run = make_run(tmp_path / "ours")
     (run / "results" / "tables" / "exact.csv").unlink()

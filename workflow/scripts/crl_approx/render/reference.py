@@ -10,7 +10,8 @@ number (exact computations, and trained numbers where the table keeps no sd) wit
 (+1e-12 absolute), which on the reference's host and commit is the determinism guarantee and
 elsewhere reads "differs beyond rounding; no seed sd". Text cells (labels, verdicts) must be equal.
 The record holds every table of ``results/tables`` of at most :data:`MAX_BYTES` (the per-step
-traces behind the dynamics and calibration tables are left out; the tables they feed are in).
+traces behind the dynamics and calibration tables are left out; the tables they feed are in),
+without the columns that time jobs (:data:`TIMING`: the host's speed, not a result).
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import pandas as pd
 REPO = Path(__file__).resolve().parents[4]
 RECORD = REPO / "benchmarks" / "reference_run.json"
 MAX_BYTES = 32 * 1024
+#: columns that time a job (wall seconds): a measurement of the host, not a result; not recorded
+TIMING = ("seconds",)
 SEED_SDS = 3.0
 RTOL, ATOL = 1e-6, 1e-12
 
@@ -35,20 +38,28 @@ def record(run: Path) -> dict:
     """The reference record of a finished run: its commit and host (benchmarks/default_run.json
     of its clone, when there) and every small table, as {column: [values]}."""
     meta = {}
-    bench = run / "benchmarks" / "default_run.json"
-    if bench.exists():
-        raw = json.loads(bench.read_text())
-        meta = {k: raw.get(k) for k in ("commit", "date", "cpu", "cores", "command")}
     head = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=run, capture_output=True, text=True, check=False
     )
-    if head.returncode == 0:  # the checkout the tables were last assembled at
-        meta["checkout"] = head.stdout.strip()
+    checkout = head.stdout.strip() if head.returncode == 0 else None
+    # the run's record: this checkout's benchmarks/default_run.json when it is of that run (the
+    # benchmark writes it here), else the one the run's own checkout carries
+    for bench in (
+        REPO / "benchmarks" / "default_run.json",
+        run / "benchmarks" / "default_run.json",
+    ):
+        raw = json.loads(bench.read_text()) if bench.exists() else {}
+        if raw and (raw.get("commit") == checkout or bench.parent.parent == run):
+            meta = {k: raw.get(k) for k in ("commit", "date", "cpu", "cores", "command")}
+            break
+    if checkout:  # the checkout the tables were last assembled at
+        meta["checkout"] = checkout
     tables = {}
     for path in sorted((run / "results" / "tables").glob("*.csv")):
         if path.stat().st_size <= MAX_BYTES:
             df = pd.read_csv(path)
-            tables[path.name] = {c: df[c].tolist() for c in df.columns}
+            keep = [c for c in df.columns if not any(t in c for t in TIMING)]
+            tables[path.name] = {c: df[c].tolist() for c in keep}
     return {"run": meta, "rule": f"tables of at most {MAX_BYTES} bytes", "tables": tables}
 
 
