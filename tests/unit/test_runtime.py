@@ -47,26 +47,27 @@ def test_results_get_the_mode_a_plain_open_gives_under_the_umask(tmp_path, mask)
     assert first == again == stat.S_IMODE(plain.stat().st_mode) == 0o666 & ~mask
 
 
+def fake_job(root, rule: str, name: str):
+    """The parts of Snakemake's ``snakemake`` object that rule_logging reads: a log under
+    root/logs/RULE/NAME.log, no params, outputs or wildcards."""
+    from types import SimpleNamespace
+
+    log = str(root / "logs" / rule / f"{name}.log")
+    return SimpleNamespace(log=[log], rule=rule, params={}, threads=1, wildcards={}, output=[])
+
+
 def test_a_job_logs_its_own_cpu_time_and_the_run_record_sums_it(tmp_path):
     """The record is the process's CPU since it started (a job is one process): a job that burns
     0.3 s of CPU records at least the CPU before it plus 0.3 s; one that sleeps 0.3 s adds almost
     nothing. The run record reads it back per rule from the log beside each benchmark file, and
     skips a log without the line."""
     import time
-    from types import SimpleNamespace
 
     from crl_approx.render.runrecord import job_cpu, job_times
     from crl_approx.runtime import rule_logging
 
     def job(name, work):
-        smk = SimpleNamespace(
-            log=[str(tmp_path / "logs" / "r" / f"{name}.log")],
-            rule="r",
-            params={},
-            threads=1,
-            wildcards={},
-            output=[],
-        )
+        smk = fake_job(tmp_path, "r", name)
         t0 = time.perf_counter()
         with rule_logging(smk):
             work()
@@ -102,7 +103,6 @@ def test_a_jobs_phases_count_their_own_cpu_and_the_run_record_sums_them(tmp_path
     records ≥ 0.4 s there, a sleeping "write" almost none; a new job starts from zero; the run
     record sums the phases per rule."""
     import time
-    from types import SimpleNamespace
 
     from crl_approx.render.runrecord import job_phases, job_times
     from crl_approx.runtime import phase, rule_logging
@@ -113,14 +113,7 @@ def test_a_jobs_phases_count_their_own_cpu_and_the_run_record_sums_them(tmp_path
             pass
 
     def job(name):
-        smk = SimpleNamespace(
-            log=[str(tmp_path / "logs" / "t" / f"{name}.log")],
-            rule="t",
-            params={},
-            threads=1,
-            wildcards={},
-            output=[],
-        )
+        smk = fake_job(tmp_path, "t", name)
         with rule_logging(smk):
             for _ in range(2):
                 with phase("steps"):

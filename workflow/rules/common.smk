@@ -149,12 +149,17 @@ TRAIN_KEYS_BY_SCORE = {
 LCGM_OBJECTIVE = "samples"
 
 
+#: the settings of paper_values.yaml, read once at parse time
+PAPER_SETTINGS = load_paper_values(
+    repo_path("workflow", "resources", "paper_values.yaml")
+)["settings"]
+
+
 def paper_setting(*names):
     """The config keys that the named settings of paper_values.yaml name (nested as in the
     config): a table is compared with the paper's values only where these equal the paper's.
     """
-    paper = load_paper_values(repo_path("workflow", "resources", "paper_values.yaml"))
-    chosen = {name: paper["settings"][name] for name in names}
+    chosen = {name: PAPER_SETTINGS[name] for name in names}
     return setting_config({"settings": chosen}, config)
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import yaml
 
-from . import ConfigError, load_schema, validate_config
+from . import ConfigError, flat, load_schema, validate_config
 from .schema import _subschema
 
 REPO = Path(__file__).resolve().parents[4]
@@ -71,13 +71,10 @@ def merged(*paths) -> dict:
     return out
 
 
-def leaves(node, path=()):
-    """Every leaf key (a scalar or a list) of a nested config, as a tuple path."""
-    for key, value in node.items():
-        if isinstance(value, dict) and value:
-            yield from leaves(value, (*path, key))
-        else:
-            yield (*path, key)
+def leaf_paths(config: dict) -> list[tuple]:
+    """Every leaf key (a scalar or a list) of a nested config, as a tuple path (:func:`flat`'s
+    dotted keys, split)."""
+    return [tuple(key.split(".")) for key in flat(config)]
 
 
 def _get(node, path):
@@ -177,7 +174,7 @@ def survey(run_dir: Path, workers: int = 2) -> dict[str, dict]:
     valid value can change: {"override": None})."""
     schema = load_schema(REPO / "workflow" / "schemas" / "config.schema.yaml")
     config = validate_config(merged(SMOKE), schema, memory=64 << 30)
-    todo = {".".join(p): perturbation(config, schema, p) for p in leaves(config)}
+    todo = {".".join(p): perturbation(config, schema, p) for p in leaf_paths(config)}
 
     def one(item):
         key, override = item
