@@ -42,7 +42,11 @@ def test_the_parser_reads_each_jobs_rule_and_reason():
         ("train_digits", "params"),  # a grouped job, indented
         ("all", "upstream"),
     ]
-    assert reruns.summarise(jobs) == {"reads": ["probe_lcgm", "train_digits"], "jobs": 4}
+    assert reruns.summarise(jobs) == {
+        "reads": ["probe_lcgm", "train_digits"],
+        "jobs": 4,
+        "reruns": ["assemble_lcgm", "probe_lcgm", "train_digits", "train_encoder"],
+    }
 
 
 @pytest.mark.parametrize(

@@ -15,192 +15,54 @@ from __future__ import annotations
 
 from functools import reduce
 
-GMM = ("gmm.mu_x", "gmm.sigma_x", "gmm.mu_y", "gmm.sigma_y", "gmm.prior")
-TRAIN = ("train.width", "train.depth", "train.lr", "train.weight_decay", "train.schedule")
-TRAIN += ("train.epochs", "train.batch_size")
-LCGM = ("lcgm.K", "lcgm.d_x", "lcgm.d_y", "lcgm.mean_x", "lcgm.sigma_x", "lcgm.mean_y")
-LCGM += ("lcgm.sigma_y", "lcgm.design_seed")
+import yaml
 
-#: table → (file, the rule that writes it, the config keys its numbers depend on)
-TABLES = {
-    "table1": (
-        "results/tables/table1.csv",
-        "assemble_table1",
-        (
-            *("tau", *GMM, "gmm.quadrature_nodes", "train.objectives", "train.default_objective"),
-            *("train.score", *TRAIN, "train.population_nodes", "train.population_steps"),
-            *("gmm.n_train", "seeds"),
-        ),
-    ),
-    "crosschecks": (
-        "results/gmm/crosschecks.csv",
-        "compute_spectrum",
-        ("tau", *GMM, "gmm.quadrature_nodes"),
-    ),
-    "table2": (
-        "results/tables/table2.csv",
-        "compute_theory_sizes",
-        ("theory.eps", "theory.d1", "theory.d2", "theory.beta", "theory.K"),
-    ),
-    "lcgm_probes": (
-        "results/tables/lcgm_probes.csv",
-        "assemble_lcgm",
-        (
-            *("tau", *LCGM, "lcgm.dims", "lcgm.n_train", "lcgm.n_candidates"),
-            "train.score",
-            *TRAIN,
-            "seeds",
-        ),
-    ),
-    "lcgm_elbow": (
-        "results/tables/lcgm_elbow.csv",
-        "assemble_lcgm",
-        ("lcgm.dims", "lcgm.elbow_fraction", "seeds"),
-    ),
-    "noise": (
-        "results/tables/noise_exponent.csv",
-        "assemble_noise",
-        (
-            "noise.scheme",
-            "noise.n_samples",
-            "noise.window",
-            "noise.n_bootstrap",
-            "noise.ci_level",
-            "noise.min_count",
-            "seeds",
-        ),
-    ),
-    "calibration": (
-        "results/tables/calibration.csv",
-        "measure_calibration",
-        (
-            "tau",
-            *GMM,
-            "calibration.truncation_max_rank",
-            "calibration.min_excess",
-            "calibration.n_bootstrap",
-            "calibration.ci_level",
-            "noise.window",
-            "seeds",
-        ),
-    ),
-    "dynamics": (
-        "results/tables/dynamics.csv",
-        "measure_dynamics",
-        (
-            "tau",
-            *GMM,
-            "train.objectives",
-            *TRAIN,
-            "dynamics.early_steps",
-            "dynamics.capture_threshold",
-            "dynamics.learned_min",
-            "dynamics.coefficient_fraction",
-            "dynamics.decompose_steps",
-            "dynamics.alignment_tol",
-            "dynamics.rho_holds",
-            "seeds",
-        ),
-    ),
-    "dynamics_lcgm": (
-        "results/tables/dynamics_lcgm.csv",
-        "measure_dynamics_lcgm",
-        (
-            "tau",
-            "lcgm.K",
-            "lcgm.dims",
-            "lcgm.n_checkpoint",
-            *TRAIN,
-            "dynamics.early_steps",
-            "dynamics.alignment_tol",
-            "seeds",
-        ),
-    ),
-    "cosine": (
-        "results/tables/cosine_ablation.csv",
-        "assemble_cosine",
-        (
-            "tau",
-            *GMM,
-            "ablation.scores",
-            "train.default_objective",
-            "train.cosine_scale",
-            "train.cosine_scale_learnable",
-            *TRAIN,
-            "seeds",
-        ),
-    ),
-    "sample_size": (
-        "results/tables/sample_size.csv",
-        "assemble_sample_size",
-        (
-            "tau",
-            *GMM,
-            "sample_size.pools",
-            "sample_size.fresh",
-            "sample_size.budget_multipliers",
-            "sample_size.other_lrs",
-            "gmm.n_train",
-            "train.score",
-            *TRAIN,
-            "seeds",
-        ),
-    ),
-    "sample_size_fits": (
-        "results/tables/sample_size_fits.csv",
-        "assemble_sample_size",
-        ("sample_size.budget_dims", "sample_size.ci_level", "train.lr", "seeds"),
-    ),
-}
-DIGITS = ("tau", "seeds", "digits.split_seed", "digits.train_fraction", "digits.val_fraction")
-DIGITS += ("digits.groupings", "digits.keep_max", "digits.keep_min", "digits.steps")
-DIGITS += ("digits.halves_steps", "digits.batch_size", "digits.checkpoints", *TRAIN[:5])
-TABLES |= {
-    "digits_sweep": ("results/tables/digits_sweep.csv", "assemble_digits", DIGITS),
-    "digits_elbow": ("results/tables/digits_elbow.csv", "assemble_digits", DIGITS),
-    "digits_verdicts": ("results/tables/digits_verdicts.csv", "assemble_digits", DIGITS),
-    "digits_table1": ("results/tables/digits_table1.csv", "assemble_digits", DIGITS),
-    "digits_cancorr": (
-        "results/tables/digits_cancorr.csv",
-        "assemble_digits",
-        ("digits.split_seed", "digits.train_fraction"),
-    ),
+from ..config.reruns import MAP
+
+#: table → (file, the rule that writes it); its config keys are derived (:func:`depends_on`)
+SOURCES = {
+    "table1": ("results/tables/table1.csv", "assemble_table1"),
+    "crosschecks": ("results/gmm/crosschecks.csv", "compute_spectrum"),
+    "table2": ("results/tables/table2.csv", "compute_theory_sizes"),
+    "lcgm_probes": ("results/tables/lcgm_probes.csv", "assemble_lcgm"),
+    "lcgm_elbow": ("results/tables/lcgm_elbow.csv", "assemble_lcgm"),
+    "noise": ("results/tables/noise_exponent.csv", "assemble_noise"),
+    "calibration": ("results/tables/calibration.csv", "measure_calibration"),
+    "dynamics": ("results/tables/dynamics.csv", "measure_dynamics"),
+    "dynamics_lcgm": ("results/tables/dynamics_lcgm.csv", "measure_dynamics_lcgm"),
+    "cosine": ("results/tables/cosine_ablation.csv", "assemble_cosine"),
+    "sample_size": ("results/tables/sample_size.csv", "assemble_sample_size"),
+    "sample_size_fits": ("results/tables/sample_size_fits.csv", "assemble_sample_size"),
     "digits_class_operator": (
         "results/tables/digits_class_operator.csv",
         "compute_digits_operator",
-        ("tau", "digits.groupings", "digits.keep_max", "digits.keep_min"),
     ),
 }
-WIDTHS = ("tau", "seeds", "widths.grid", "widths.towers", "widths.gmm_dim", "widths.gmm_objective")
-WIDTHS += ("lcgm.K", "train.score", *TRAIN, "train.population_steps")
-TABLES |= {
-    name: (f"results/tables/{name}.csv", "assemble_widths", WIDTHS + extra)
-    for name, extra in (
-        ("widths", ()),
-        ("widths_eps", ("widths.eps", "widths.gmm_eps")),
-        ("widths_fits", ("widths.eps", "widths.gmm_eps", "widths.ci_level", "theory.beta")),
-        ("widths_verdicts", ("widths.eps", "widths.ci_level", "widths.data_check")),
-    )
+SOURCES |= {
+    f"digits_{n}": (f"results/tables/digits_{n}.csv", "assemble_digits")
+    for n in ("sweep", "elbow", "verdicts", "table1", "cancorr")
 }
-# Experiment S: the spectra (compute_smoothness), the floors (compute_smoothness_floor) and the
-# trained cells (train_smoothness: the default towers, inner score, population objective)
-SPECTRUM = tuple(f"smoothness.{k}" for k in ("betas", "mutual_information", "panels", "panels_low"))
-SPECTRUM += tuple(f"smoothness.{k}" for k in ("order", "growth", "n_eigenvalues", "tolerance"))
-SPECTRUM += ("tau", "smoothness.fit_from", "smoothness.max_dim", "smoothness.eps")
-SPECTRUM += ("smoothness.alpha_from_dim",)
-FLOOR = ("smoothness.dims", "smoothness.floor_panels")
-TRAINED = ("tau", "seeds", "smoothness.mutual_information", "smoothness.order", "smoothness.growth")
-TRAINED += ("smoothness.trained", "smoothness.train_panels", *FLOOR, *TRAIN[:6])
-TRAINED += ("train.max_loss", "train.population_steps")
-TABLES |= {
-    f"smoothness_{name}": (f"results/tables/smoothness_{name}.csv", "assemble_smoothness", keys)
-    for name, keys in (
-        ("worlds", SPECTRUM),
-        ("eps", SPECTRUM + FLOOR),
-        ("trained", TRAINED),
-        ("claims", tuple(dict.fromkeys(SPECTRUM + FLOOR + TRAINED))),
-    )
+SOURCES |= {
+    n: (f"results/tables/{n}.csv", "assemble_widths")
+    for n in ("widths", "widths_eps", "widths_fits", "widths_verdicts")
 }
+SOURCES |= {
+    f"smoothness_{n}": (f"results/tables/smoothness_{n}.csv", "assemble_smoothness")
+    for n in ("worlds", "eps", "trained", "claims")
+}
+
+
+def depends_on(rule: str, reruns: dict) -> tuple[str, ...]:
+    """The config keys a rule's outputs depend on: those whose change reruns it (the rerun map,
+    config/reruns.yaml: each key's ``reruns``, its readers and everything downstream of them).
+    The granularity is the rule's: a rule writing several tables names the same keys for each
+    (assemble_smoothness's worlds also name the trained cells' keys)."""
+    return tuple(sorted(k for k, v in reruns.items() if rule in (v.get("reruns") or ())))
+
+
+RERUNS = yaml.safe_load(MAP.read_text())
+#: table → (file, the rule that writes it, the config keys its numbers depend on)
+TABLES = {name: (path, rule, depends_on(rule, RERUNS)) for name, (path, rule) in SOURCES.items()}
 PAPER = "workflow/resources/paper_values.yaml"
 #: the title of Table 2's formula cells
 FORMULA_SRC = "source: workflow/scripts/crl_approx/numerics/theory.py (FORMULAS); rule: "
