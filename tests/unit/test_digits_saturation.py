@@ -129,25 +129,3 @@ def test_the_verdict_follows_the_per_seed_numbers(k, dims):
     # the rank clause alone: an entropy rank that grows past K fails the full verdict
     v = verdicts_of(crafted(k, dims, flat, 0.01, ranks_ok=False))
     assert (v["verdict"], v["verdict_excess"]) == ("fails", "holds")
-
-
-@pytest.mark.parametrize(
-    ("label", "words"),
-    [
-        ("≥ 20", "no plateau within the sweep (D ≥ 20)"),
-        ("unresolved (8–9)", "not resolved by the seeds (somewhere in D = 8–9)"),
-        (
-            "unresolved (≥ 8)",
-            "not resolved by the seeds (somewhere at D ≥ 8, perhaps past the sweep)",
-        ),
-        ("≤ 1", "saturates at D ≤ 1"),
-        ("4", "saturates at D 4"),
-    ],
-)
-def test_a_saturation_label_reads_as_what_it_says(label, words):
-    """A curve with no plateau is never said to saturate (review: "effective rank saturates at
-    D ≥ 20"), an unresolved one names its range."""
-    from crl_approx.render.digits import saturation_phrase
-
-    text = saturation_phrase("heldout_excess", label)
-    assert text.startswith("held-out excess") and text.endswith(words)

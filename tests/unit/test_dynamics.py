@@ -194,7 +194,7 @@ def test_reweighting_refit_ignores_the_scale_and_sits_between_floor_and_score(sp
 def test_verdicts_follow_the_numbers():
     assert alignment_verdict(2, 4, 0.95, 0.97, 0.1)[0] == "holds"
     assert alignment_verdict(2, 4, 0.95, 0.85, 0.1)[0] == "fails"
-    assert alignment_verdict(8, 6, 0.99, 0.99, 0.1)[0] == "inconclusive"
+    assert alignment_verdict(8, 6, 0.99, 0.99, 0.1)[0] == "unresolved"
     # issue 26, finding 9: the resolvable directions decide when one of them is not captured
     # (samples D = 8: ψ_5, ψ_6 at 0.75, 0.69); mutation caught: ignoring ``captures``
     assert alignment_verdict(8, 6, 0.06, 0.06, 0.1, [1.0, 0.99, 0.98, 0.95, 0.75, 0.69])[0] == (
@@ -211,9 +211,9 @@ def test_verdicts_follow_the_numbers():
     assert alignment_verdict(4, 6, 0.93, 0.91, 0.1)[2] == 0.91
     assert order_verdict(1, [np.nan], 0.5)[0] == "not applicable"
     assert order_verdict(4, [0.8, 0.6, np.nan], 0.5)[0] == "holds"
-    assert order_verdict(4, [0.8, -0.4, 0.2], 0.5)[0] == "inconclusive"
+    assert order_verdict(4, [0.8, -0.4, 0.2], 0.5)[0] == "unresolved"
     assert order_verdict(4, [-0.8, 0.2, -0.1], 0.5)[0] == "fails"
-    assert order_verdict(4, [np.nan, np.nan], 0.5)[0] == "inconclusive"
+    assert order_verdict(4, [np.nan, np.nan], 0.5)[0] == "unresolved"
 
 
 GMM = MIX | {"quadrature_nodes": 30, "n_train": 1024, "n_val": 256}

@@ -101,8 +101,8 @@ def test_verdicts_and_pass_step():
     # catches: a verdict on the mean alone when the seeds straddle the bar, and inf → a step
     assert verdict([0.95, 0.97], 0.1)[0] == "holds"
     assert verdict([0.5, 0.6], 0.1)[0] == "fails"
-    assert verdict([0.85, 0.95], 0.1)[0] == "inconclusive"
-    assert combined(["holds", "inconclusive"]) == "inconclusive"
+    assert verdict([0.85, 0.95], 0.1)[0] == "unresolved"
+    assert combined(["holds", "unresolved"]) == "unresolved"
     assert combined(["holds", "fails"]) == "fails"
     assert pass_step([1, 2, 3], [0.1, 0.2, 0.3], 0.9) == np.inf
 

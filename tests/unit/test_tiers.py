@@ -161,3 +161,13 @@ def test_a_wide_interval_does_not_reach():
     assert wide == tiers.too_wide(0.95) and not tiers.reaches(wide) and not tiers.misses(wide)
     assert tiers.css(wide) == "order"
     assert tiers.misses(tiers.interval_tier(0.88, 0.90, 0.95))
+
+
+def test_a_tier_is_looked_up_not_parsed():
+    """Only labels the tiers print count: a text that merely begins like one is no tier."""
+    assert tiers.reaches(tiers.inside(0.95)) and tiers.reaches(tiers.within_abs(2))
+    assert tiers.misses(tiers.outside(0.9))
+    assert tiers.css(tiers.too_wide(0.95)) == "order"
+    for text in ("within ±0.02 of something else", "inside our interval, roughly", "outside"):
+        assert not tiers.reaches(text) and not tiers.misses(text)
+        assert tiers.css(text) == "differs"

@@ -22,6 +22,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from ..numerics.claims import combine
 from ..numerics.saturation import RULE_DATE, consistent, from_runs
 from ..numerics.tiers import CLOSE_TOLERANCE
 from .convergence import cell_convergence, gate
@@ -87,10 +88,9 @@ def saturation_rows(runs: pd.DataFrame) -> pd.DataFrame:
 
 
 def _combine(verdicts) -> str:
-    verdicts = list(verdicts)
-    if "fails" in verdicts:
-        return "fails"
-    return "holds" if all(v == "holds" for v in verdicts) else "unresolved"
+    """Fails if a part fails, holds if all hold, else unresolved (or not converged): the one
+    combiner, :func:`crl_approx.numerics.claims.combine`."""
+    return str(combine(verdicts))
 
 
 def saturation_verdicts(runs: pd.DataFrame, sat: pd.DataFrame, conv: pd.DataFrame) -> pd.DataFrame:

@@ -38,6 +38,7 @@ from ..numerics.alignment import (
     order_correlation,
     subspace_alignment,
 )
+from ..numerics.claims import Verdict
 from ..numerics.floor import rank_d_floor, recombination_excess
 from ..numerics.spectrum import infonce_loss, operator_spectrum
 from ..numerics.tiers import CLOSE_TOLERANCE
@@ -138,16 +139,16 @@ def alignment_verdict(d, resolvable, f_min, g_min, tol, captures=None):
     ‖P_g φ_i‖² of those directions, the smaller of the two per direction, seed means) is given,
     those directions decide both ways (issue 26, finding 9; added after the numbers): the smallest
     capture ≥ 1 − tol holds, below fails (the statistic: that capture). Without ``captures`` (the
-    rule as pre-registered): inconclusive."""
+    rule as pre-registered): unresolved (the pre-registered text's "inconclusive")."""
     if d > resolvable:
         why = f"only {resolvable} of the {d} directions have λ_i ≥ the excess"
         if captures is None or not len(captures):
-            return "inconclusive", why, math.nan
+            return Verdict.UNRESOLVED, why, math.nan
         worst = float(min(captures))
-        verdict = "holds" if worst >= 1 - tol else "fails"
+        verdict = Verdict.HOLDS if worst >= 1 - tol else Verdict.FAILS
         return verdict, f"{why}; their smallest capture {worst:.3f} vs {1 - tol:.2f}", worst
     worst = min(f_min, g_min)
-    verdict = "holds" if worst >= 1 - tol else "fails"
+    verdict = Verdict.HOLDS if worst >= 1 - tol else Verdict.FAILS
     return verdict, f"smallest cos² {worst:.3f} vs {1 - tol:.2f}", worst
 
 
@@ -158,9 +159,11 @@ def order_verdict(d: int, rhos, rho_holds: float):
         return "not applicable", "one direction: no order"
     valid = [r for r in rhos if np.isfinite(r)]
     if not valid:
-        return "inconclusive", "fewer than two learned directions, or all acquired at one step"
+        return Verdict.UNRESOLVED, "fewer than two learned directions, or all acquired at one step"
     mean = float(np.mean(valid))
-    verdict = "holds" if mean >= rho_holds else "fails" if mean <= 0 else "inconclusive"
+    verdict = (
+        Verdict.HOLDS if mean >= rho_holds else Verdict.FAILS if mean <= 0 else Verdict.UNRESOLVED
+    )
     return verdict, f"mean ρ {mean:+.2f} over {len(valid)} seeds"
 
 

@@ -20,6 +20,7 @@ import pandas as pd
 from ..integrity import load_json, load_npz, same_job
 from ..models.lcgm import LatentClassModel
 from ..numerics.alignment import inside_fraction, subspace_alignment, whitened_basis
+from ..numerics.claims import Verdict, combine
 from .dynamics import checkpoint_series
 
 log = logging.getLogger(__name__)
@@ -51,19 +52,18 @@ def judged(rows: pd.DataFrame, side: str, rank: int, d: int) -> pd.Series:
 
 
 def verdict(values, tol: float) -> tuple[str, str]:
-    """Holds / fails on the mean over seeds; inconclusive when the seeds straddle 1 − tol."""
+    """Holds / fails on the mean over seeds; unresolved when the seeds straddle 1 − tol."""
     v, bar = np.asarray(values, float), 1 - tol
     if v.min() < bar <= v.max():
-        return "inconclusive", f"seeds straddle {bar:.2f} ({v.min():.3f}–{v.max():.3f})"
+        return Verdict.UNRESOLVED, f"seeds straddle {bar:.2f} ({v.min():.3f}–{v.max():.3f})"
     mean = float(v.mean())
-    return ("holds" if mean >= bar else "fails"), f"mean {mean:.3f} vs {bar:.2f}"
+    return (Verdict.HOLDS if mean >= bar else Verdict.FAILS), f"mean {mean:.3f} vs {bar:.2f}"
 
 
 def combined(verdicts) -> str:
-    """Per D, both sides: fails if either fails, holds if both hold, else inconclusive."""
-    if "fails" in verdicts:
-        return "fails"
-    return "holds" if all(v == "holds" for v in verdicts) else "inconclusive"
+    """Per D, both sides: fails if either fails, holds if both hold, else unresolved (the one
+    combiner, :func:`crl_approx.numerics.claims.combine`)."""
+    return combine(verdicts)
 
 
 def pass_step(steps, values, bar: float) -> float:

@@ -129,15 +129,28 @@ def interval_tier(paper, lo, hi, level: float = 0.95) -> str:
     return inside(level)
 
 
+#: the interval levels a label can name (its percentage is printed to the unit)
+_LEVELS = [p / 100 for p in range(1, 100)]
+#: the bounded tiers' decimals a label can name
+_DECIMALS = range(13)
+#: every label that counts as reaching, missing, or unresolved: a tier is looked up in these,
+#: never parsed
+REACHING_LABELS = frozenset(
+    {*REACHING, *(within_abs(d) for d in _DECIMALS), *(inside(lv) for lv in _LEVELS)}
+)
+MISSING_LABELS = frozenset({ORDER, DIFFERS, *(outside(lv) for lv in _LEVELS)})
+UNRESOLVED_LABELS = frozenset({UNRESOLVED, *(too_wide(lv) for lv in _LEVELS)})
+
+
 def reaches(tier: str) -> bool:
     """Whether a tier counts as reaching the paper's value (the study's rule)."""
-    return tier in REACHING or tier.startswith(("within ±", "inside our"))
+    return tier in REACHING_LABELS
 
 
 def misses(tier: str) -> bool:
     """Whether a tier says ours and the paper's differ (same order of magnitude, differs, or the
     paper outside our interval): neither reaching nor :data:`UNRESOLVED`."""
-    return tier in (ORDER, DIFFERS) or tier.startswith("outside our")
+    return tier in MISSING_LABELS
 
 
 def css(tier: str) -> str:
@@ -147,7 +160,7 @@ def css(tier: str) -> str:
         return "none"
     if reaches(tier):
         return "match"
-    return "order" if tier == ORDER or tier.startswith("not resolved") else "differs"
+    return "order" if tier == ORDER or tier in UNRESOLVED_LABELS else "differs"
 
 
 def legend(level: float = 0.95) -> list[tuple[str, str]]:

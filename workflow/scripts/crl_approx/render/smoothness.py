@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..numerics.claims import Kind, Verdict, combine, css
+from ..numerics.claims import Kind, Verdict, css
 from .verdicts import fmt, fmt_sd, mean_sd
 
 #: the tables, in :func:`context`'s order (results/tables/smoothness_<name>.csv; the
@@ -161,77 +161,3 @@ def context(worlds_csv, eps_csv, trained_csv, claims_csv, max_dim=None) -> dict 
 
 
 #: one summary line per group of claims (the id's first word and kind): what the group states
-GROUPS = {
-    "S2": "the eigenvalues fall like i^(−γ), γ within 10 % of 2β + 2; rank 3 at β = 2; γ̂ rising",
-    "S3a": "D(ε) grows no faster than Table 2's ε^(−1/(2β))",
-    "S3b": "D(ε)'s growth exponent within 20 % of 1/(2β + 1)",
-    "S4": "trained excess: no plateau before the largest D (roughest), one by D = 4 (Gaussian)",
-}
-
-
-def _groups(claims: list[dict]) -> list[list[dict]]:
-    """Claims grouped by the first word of their id and their kind, in table order."""
-    out: dict[tuple, list] = {}
-    for c in claims:
-        out.setdefault((c["id"].split()[0], c["kind"]), []).append(c)
-    return list(out.values())
-
-
-def _verdict_text(parts: list[dict]) -> tuple[str, str]:
-    """One word when the parts agree; otherwise each verdict with the parts it covers (a compound
-    claim whose parts disagree shows its parts). The css class is the combined verdict's."""
-    combined = combine([p["verdict"] for p in parts])
-    by: dict[str, list] = {}
-    for p in parts:
-        by.setdefault(p["verdict"], []).append(" ".join(p["id"].split()[1:]) or p["id"])
-    if len(by) == 1:
-        return next(iter(by)), css(combined)
-    return "; ".join(f"{v} ({', '.join(ids)})" for v, ids in by.items()), css(combined)
-
-
-def summary_lines(ctx: dict | None, src, line) -> list[dict]:
-    """One summary line per group of claims (``line``: the summary's constructor): the paper's
-    claims with the paper's statement beside ours, our predictions as registered; a group of
-    several worlds' rows is one line whose verdict shows its parts where they disagree."""
-    if not ctx:
-        return []
-    out = []
-    for parts in _groups(ctx["claims"]):
-        c, head = parts[0], parts[0]["id"].split()[0]
-        registered = f"registered {c['registered']}" if c["registered"] else "post hoc"
-        key = c["key"]["id"]
-        if c["paper_claim"]:
-            paper, paper_src = c["paper"], src("smoothness_claims", "paper", id=key)
-        else:
-            paper = f"{MISSING} (our prediction, {registered})"
-            paper_src = src.derived("the prediction registered in docs/smoothness.md")
-        if len(parts) > 1:
-            item = f"Experiment S, {head}: {GROUPS.get(head, c['statement'])} ({c['kind']})"
-            measured = "; ".join(f"{' '.join(p['id'].split()[1:])}: {p['measured']}" for p in parts)
-        else:
-            item, measured = (
-                f"Experiment S, {c['id']}: {c['statement']} ({c['kind']})",
-                c["measured"],
-            )
-        verdict, klass = _verdict_text(parts)
-        out.append(
-            line(
-                item,
-                measured,
-                paper,
-                verdict,
-                klass,
-                "smoothness",
-                src("smoothness_claims", "verdict, measured", id=key),
-                paper_src,
-            )
-        )
-    return out
-
-
-def run_lines(tables: Path, src, line) -> list[dict]:
-    """:func:`summary_lines` from a run's results/tables folder (none if it has no Experiment S)."""
-    claims_csv = Path(tables) / "smoothness_claims.csv"
-    if not claims_csv.exists():
-        return []
-    return summary_lines({"claims": claim_rows(claims_csv)}, src, line)

@@ -56,14 +56,22 @@ def _interval(lo, hi, f="{:.3g}") -> str:
     return f"[{f.format(lo)}, {f.format(hi)}]"
 
 
-def _unresolved(verdict: str) -> bool:
-    return verdict.startswith(tiers.UNRESOLVED)
+def _tier(r) -> str:
+    """A study cell's tier against the paper, from its numbers (the tier its verdict printed)."""
+    return tiers.scale_tier(
+        r.mlp_excess_risk_mean, r.paper_mlp_excess_risk, r.mlp_excess_risk_sd, n=r.n_seeds
+    )
 
 
-def _css(verdict: str) -> str:
-    if verdict.startswith("reaches"):
-        return "match"
-    return "order" if _unresolved(verdict) else "differs"
+def _unresolved(r) -> bool:
+    return _tier(r) == tiers.UNRESOLVED
+
+
+def _css(r) -> str:
+    """match where the cell reaches the paper, order where the seeds cannot tell, else differs
+    (the study reads "reaches", not the tiers' degrees of missing)."""
+    tier = _tier(r)
+    return "match" if tiers.reaches(tier) else "order" if tier == tiers.UNRESOLVED else "differs"
 
 
 def context(table_csv, fits_csv, default_objective: str) -> dict:
@@ -85,7 +93,7 @@ def context(table_csv, fits_csv, default_objective: str) -> dict:
                         "ours": _pm(by[p], "mlp_excess_risk"),
                         "sampling": _pm(by[p], "sampling"),
                         "verdict": by[p]["verdict"],
-                        "css": _css(by[p]["verdict"]),
+                        "css": _css(by[p]),
                     }
                     if p in by
                     else None
@@ -118,7 +126,7 @@ def context(table_csv, fits_csv, default_objective: str) -> dict:
     ]
     missing = {
         p: [
-            f"{int(r.D)}" + (" (our seeds cannot tell)" if _unresolved(r.verdict) else "")
+            f"{int(r.D)}" + (" (our seeds cannot tell)" if _unresolved(r) else "")
             for r in main[(main["protocol"] == p) & ~main["reaches_paper"]].itertuples()
         ]
         for p in protocols
@@ -172,14 +180,14 @@ def context(table_csv, fits_csv, default_objective: str) -> dict:
                 if math.isfinite(ref_mean)
                 else "—",
                 "verdict": r["verdict"],
-                "css": _css(r["verdict"]),
+                "css": _css(r),
             }
         )
     lr_reaching = sorted(
         {(int(r["D"]), r["protocol"]) for _, r in others.iterrows() if r["reaches_paper"]}
     )
     lr_unresolved = sorted(
-        {(int(r["D"]), r["protocol"]) for _, r in others.iterrows() if _unresolved(r["verdict"])}
+        {(int(r["D"]), r["protocol"]) for _, r in others.iterrows() if _unresolved(r)}
     )
     return {
         "protocols": protocols,

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pandas as pd
 
-from ..numerics import tiers
+from ..numerics import claims, tiers
 
 #: the order of the verdicts in the counts line, by the css class of their line
 ORDER = ("match", "order", "differs")
@@ -156,7 +156,7 @@ def lcgm_lines(lcgm: dict, src=_no_src) -> list[dict]:
             ours,
             f"D = K = {k}",
             verdict,
-            "match" if ok else "order" if verdict.startswith("unresolved") else "differs",
+            claims.css(verdict),
             "lcgm",
             src("lcgm_elbow", "elbow_D", curve="alignment_quality"),
             src.derived("config: lcgm.K"),
@@ -235,7 +235,6 @@ def summary(
     paper,
     src=_no_src,
     level: float = 0.95,
-    extra=(),
 ) -> dict:
     """The summary in groups, each with its own counts: the quantities no training protocol
     touches (spectrum, the excess-tail relation, LCGM, noise exponent), then Table 1's MLP cells
@@ -252,14 +251,6 @@ def summary(
         role += ["the protocol the paper states"] if o == STATED else []
         label = f"Table 1's MLP cells, objective {o}" + (f" ({', '.join(role)})" if role else "")
         groups.append(_group(label, mlp_lines(table1_rows, o, src)))
-    if extra:  # further lines, e.g. the training-dynamics predictions
-        groups.append(
-            _group(
-                "our own predictions, and Experiment S's tests of the paper's claims (training "
-                "dynamics, Experiment R, Experiment W, Experiment S)",
-                list(extra),
-            )
-        )
     lines = [line for g in groups for line in g["lines"]]
     return {
         "groups": groups,

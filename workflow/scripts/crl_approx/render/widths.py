@@ -98,35 +98,3 @@ def context(table_csv, eps_csv, fits_csv, verdicts_csv) -> dict | None:
         "growth": growth,
         "verdicts": verdicts.to_dict("records"),
     }
-
-
-def summary_lines(ctx: dict | None, src, line) -> list[dict]:
-    """One line per prediction W1–W3 and the data check (``line``: the summary's constructor)."""
-    if not ctx:
-        return []
-    out = []
-    for v in ctx["verdicts"]:
-        verdict = v["verdict"]
-        css = {"holds": "match", "fails": "differs"}.get(verdict, "order")
-        registered = v["prediction"].startswith("W")
-        item = f"Experiment W, {v['prediction']} ({WORLD_NAMES.get(v['world'], v['world'])}): "
-        item += v["statement"] + (" (pre-registered)" if registered else "")
-        out.append(
-            line(
-                item,
-                v["measured"] + ("" if v["converged"] else "; runs not converged"),
-                "— (our prediction, from Table 2)" if registered else "— (a check of ours)",
-                verdict,
-                css,
-                "widths",
-                src("widths_verdicts", "verdict, measured", prediction=v["prediction"]),
-                src.derived("the prediction registered in docs/widths.md") if registered else "",
-            )
-        )
-    return out
-
-
-def run_lines(tables: Path, src, line) -> list[dict]:
-    """:func:`summary_lines` from a run's results/tables folder (none if it has no sweep)."""
-    names = ("", "_eps", "_fits", "_verdicts")
-    return summary_lines(context(*(Path(tables) / f"widths{n}.csv" for n in names)), src, line)
