@@ -67,6 +67,7 @@ SMOKE_JOBS = {
     "train_smoothness": 4,
     "assemble_smoothness": 1,
     "plot_smoothness": 1,
+    "assemble_claims": 1,
     "build_report": 1,
 }
 

@@ -147,26 +147,17 @@ def test_unseen_groupings_verdicts_follow_their_run(digits_unseen):
     )
     assert ctx["table1_K"] == 4 and [o["K"] for o in ctx["operator"]] == [3, 4]
 
-    class Src:
-        def __call__(self, *a, **k):
-            return ""
+    from crl_approx.analyses.claims import base
+    from crl_approx.analyses.claims import digits as digits_claims
 
-        derived = __call__
-
-    lines = digits_report.summary_lines(ctx, Src(), lambda *a: a)
-    assert [(line[0], line[3]) for line in lines] == [
-        (
-            f"Experiment R, digits K = {k}: saturation at D ∈ {{K − 1, K}} and effective rank ≤ K "
-            "(pre-registered)",
-            v,
-        )
-        for k, v in zip((3, 4), verdicts["verdict"][:2], strict=True)
-    ] + [
-        (
-            "Experiment R, image halves: no saturation at D ≤ 10 (pre-registered)",
-            verdicts["verdict"].iloc[2],
-        )
-    ]
+    claims = digits_claims.claims(base.Tables(results), config)
+    assert [c["id"] for c in claims] == ["R classes", "R halves"]
+    assert "K = 3, 4:" in claims[0]["statement"]
+    registered = dict(zip(verdicts["pairing"], verdicts["verdict_elbow_rule"], strict=True))
+    parts = {f"K = {k}": registered[f"K{k}"] for k in (3, 4)}
+    if len(set(parts.values())) > 1:  # the claims row shows its parts when they disagree
+        assert claims[0]["parts"] == "; ".join(f"{k}: {v}" for k, v in parts.items())
+    assert claims[1]["verdict"] == verdicts.set_index("pairing").loc["halves", "verdict"]
 
 
 def test_a_perturbed_run_changes_its_verdict(digits_unseen):

@@ -46,9 +46,11 @@ from crl_approx.config import (  # noqa: E402
     load_schema,
     report_config_errors,
     setting_config,
+    subset,
     validate_config,
 )
 from crl_approx.config.rules import lr_label  # noqa: E402
+from crl_approx.render.provenance import TABLES as PROVENANCE_TABLES  # noqa: E402
 from crl_approx.config.sections import (  # noqa: E402
     SECTIONS,
     native_category,

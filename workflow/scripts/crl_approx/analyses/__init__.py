@@ -18,6 +18,8 @@
 - ``smoothness``, ``smoothness_claims``, ``smoothness_relation``, ``smoothness_cells``:
   Experiment S's tables, its claims S1–S4, its post-hoc relations and its trained cells on the
   noise channels.
+- ``claims`` (a folder, one module per experiment): every experiment's claims in one table, the
+  summary's only source.
 
 May import ``models``, ``numerics`` and ``training`` (to load trained towers); never the
 presentation.

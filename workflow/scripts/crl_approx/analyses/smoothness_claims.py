@@ -64,10 +64,7 @@ def s1(eps: pd.DataFrame, keys: str) -> dict:
             f"{n} worlds at {compared.count(n)} level(s)"
             for n in sorted(set(compared), reverse=True)
         )
-        reading = worst or (
-            f"levels, not rates: no converged D rises with β ({per}); the truncation's D "
-            "(at β = 2 rank 2 suffices for InfoNCE)"
-        )
+        reading = worst or f"levels, not rates: no converged D rises with β ({per})"
     return claims.row(
         id="S1",
         statement="the D the rank-D truncation needs for ε does not grow with the PMI's smoothness",

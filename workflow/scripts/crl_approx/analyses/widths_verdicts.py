@@ -31,6 +31,11 @@ from ..numerics import widths as wn
 from . import widths as w
 from .convergence import gate
 
+#: the verdicts a grid that cannot decide gives (each an "unresolved", with its reason)
+FEWER_WIDTHS = "unresolved: fewer than three widths"
+ONE_SEGMENT = "unresolved: the levels lie on one log-log segment"
+TOO_FEW_LEVELS = "unresolved: too few ε reached inside the grid"
+
 log = logging.getLogger(__name__)
 
 
@@ -63,14 +68,14 @@ def w1(fits, eps, level) -> dict:
     if n_widths < 3:
         # between two widths every level lies on one log-log segment: a power law by
         # construction, whatever the towers do (the shape test's guard)
-        verdict = "unresolved: fewer than three widths"
+        verdict = FEWER_WIDTHS
         measured = f"{n_widths} widths per tower: one log-log segment"
         lo = hi = mean = math.nan
     elif any(
         t["n_segments"] < 2 and np.isfinite(q).any() and not (q == 0).all()
         for t, q in ((f, qf), (g, qg))
     ):
-        verdict = "unresolved: the levels lie on one log-log segment"
+        verdict = ONE_SEGMENT
         measured = (
             f"grid segments the levels every seed reaches fall in: f {int(f['n_segments'])}, "
             f"g {int(g['n_segments'])} (an exponent from one segment is a power law by "
@@ -78,7 +83,7 @@ def w1(fits, eps, level) -> dict:
         )
         lo = hi = mean = math.nan
     elif not (math.isfinite(lo) and math.isfinite(hi)):
-        verdict = "unresolved: too few ε reached inside the grid"
+        verdict = TOO_FEW_LEVELS
         measured = (
             f"ε levels every seed reaches by interpolation (neither at the smallest width nor "
             f"lost at a wider one): f {int(f['n_levels'])}, g {int(g['n_levels'])} (a growth "
@@ -110,7 +115,7 @@ def w2(fits) -> dict:
     if _n_widths(f, g) < 3:
         # on two widths the saturation rule's trend check extends one segment: any resolvable
         # fall reads "not saturated", and a tie at the grid's end would decide the order
-        verdict = "unresolved: fewer than three widths"
+        verdict = FEWER_WIDTHS
     elif f["saturation_hi"] <= g["saturation_lo"]:
         verdict = "holds"
     elif f["saturation_lo"] > g["saturation_hi"]:

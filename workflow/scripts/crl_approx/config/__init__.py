@@ -78,6 +78,11 @@ def setting_differences(setting: dict, config: dict) -> list[str]:
     return out
 
 
+def subset(config: dict, keys) -> dict:
+    """The part of ``config`` that the dotted ``keys`` name, nested as in the config."""
+    return setting_config({"settings": {"keys": list(keys)}}, config)
+
+
 def setting_config(paper: dict, config: dict) -> dict:
     """The part of ``config`` that the paper's settings name (nested as in the config): what a
     rule comparing its table with the paper's values depends on, and no more (a table rule given

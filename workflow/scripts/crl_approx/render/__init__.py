@@ -14,5 +14,6 @@ templates of the top-level ``report/`` folder.
 - ``readme``, ``numbers``: README's and docs/'s generated blocks and how they print numbers.
 - ``runrecord``: a default run's job times and training fingerprint (README's or another host's).
 - ``reference``: a finished run compared cell by cell with the committed reference record.
+- ``glance``: the summary (the report's and README's), printed from the claims table.
 - ``rulegraph``: README's picture of the workflow (``docs/rulegraph.svg``) and its signature.
 """

@@ -22,7 +22,7 @@ from ..config import load_paper_values, paper_in_setting
 from ..numerics import tiers
 from ..runtime import atomic_path
 from . import digits as digits_report
-from . import dynamics, pages, provenance, smoothness, study, summary, widths
+from . import dynamics, glance, pages, provenance, smoothness, study, summary, widths
 from .sections import (
     calibration_context,
     cosine_context,
@@ -176,42 +176,6 @@ def benchmark_table(root: str = "benchmarks") -> list[dict]:
     ]
 
 
-def verdict_summary(results: Path, config: dict, paper: dict) -> dict:
-    """The report's verdict summary from a finished run's ``results/`` folder (what README's
-    at-a-glance table shows), read from the files ``build_report`` reads."""
-    t = Path(results) / "tables"
-    t1 = pd.read_csv(t / "table1.csv")
-    paper = paper_in_setting(paper, config)
-    lcgm = lcgm_context(
-        t / "lcgm_probes.csv",
-        t / "lcgm_elbow.csv",
-        Path(results) / "lcgm" / "design.json",
-        paper["lcgm"],
-    )
-    digits = digits_report.context(
-        *(t / f"digits_{n}.csv" for n in ("sweep", "elbow", "verdicts", "table1")),
-        t / "digits_class_operator.csv",
-        t / "digits_cancorr.csv",
-    )
-    src = provenance.Sources(config)
-    return summary.summary(
-        table1_rows(t1),
-        list(dict.fromkeys(t1["objective"])),  # the default objective comes first
-        pd.read_csv(Path(results) / "gmm" / "spectrum.csv"),
-        lcgm,
-        pd.read_csv(t / "noise_exponent.csv"),
-        paper,
-        src,
-        config["noise"]["ci_level"],
-        [
-            *dynamics.summary_lines(t / "dynamics.csv", summary._line, src),
-            *digits_report.summary_lines(digits, src, summary._line),
-            *widths.run_lines(t, src, summary._line),
-            *smoothness.run_lines(t, src, summary._line),
-        ],
-    )
-
-
 def build(inputs, params, output, repo: Path) -> str:
     """The ``build_report`` rule: render the template into one HTML file."""
     config = params.config
@@ -258,13 +222,8 @@ def build(inputs, params, output, repo: Path) -> str:
             paper,
             src,
             config["noise"]["ci_level"],
-            [
-                *dynamics.summary_lines(inputs.dynamics_table, summary._line, src),
-                *digits_report.summary_lines(digits, src, summary._line),
-                *widths.summary_lines(width_ctx, src, summary._line),
-                *smoothness.summary_lines(smooth, src, summary._line),
-            ],
         ),
+        "glance": glance.glance(pd.read_csv(inputs.claims)),
         "dynamics": dynamics.context(inputs.dynamics_table),
         "dynamics_lcgm": dynamics.lcgm_context(inputs.dynamics_lcgm_table),
         "src": src,

@@ -35,8 +35,7 @@ from ..config.sections import TARGETS
 from ..numerics import tiers
 from ..numerics.asymptotics import asymptotic_slope
 from ..numerics.smoothness import FLOOR_GRADIENT
-from . import smoothness
-from .html import verdict_summary
+from . import glance, smoothness
 from .numbers import e, f, g, minsec, pct, pnum, pow10, protocol, reflow, span, thousands
 from .runrecord import job_times, run_table
 from .verdicts import verdict
@@ -89,10 +88,7 @@ class Run:
         results = self.__dict__.get("results")
         if results is None:
             raise AttributeError(name)
-        if name == "summary":
-            value = verdict_summary(results, default_config(), load_paper_values(PAPER))
-        else:
-            value = run_table(results, name)
+        value = run_table(results, name)
         self.__dict__[name] = value
         return value
 
@@ -227,6 +223,7 @@ def environment() -> jinja2.Environment:
     env.globals |= {"asymptotic_slope": asymptotic_slope, "tier_close": tiers.CLOSE_TOLERANCE}
     env.globals |= {"tiers": tiers, "smoothness_floor_grid": smoothness.floor_grid}
     env.globals |= {"floor_gradient": FLOOR_GRADIENT, "section_targets": TARGETS}
+    env.globals |= {"glance": glance.glance}
     env.filters |= {"log10": lambda v: math.log10(float(v))}
     env.globals |= {"scale": lambda v, k: [k * float(x) for x in v]}
     return env

@@ -120,6 +120,7 @@ TABLES = {
     "smoothness_trained": ("tables/smoothness_trained.csv", None),
     "smoothness_curves": ("tables/smoothness_curves.csv", None),
     "smoothness_claims": ("tables/smoothness_claims.csv", None),
+    "claims": ("tables/claims.csv", None),
 }
 
 

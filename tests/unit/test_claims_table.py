@@ -1,0 +1,258 @@
+"""The claims table (crl_approx.analyses.claims) and the summary printed from it
+(crl_approx.render.glance), on crafted tables whose verdicts are known without the code: a cell
+equal to the paper's holds, one at twice the paper's fails, the same miss on runs that did not
+converge is "not converged", a grid the rule cannot decide says so."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+from crl_approx.analyses import claims as claims_pkg
+from crl_approx.analyses import widths_verdicts as wv
+from crl_approx.analyses.claims import base, dynamics, paper, smoothness, widths
+from crl_approx.numerics.claims import COLUMNS, Verdict
+from crl_approx.render import glance
+
+CONFIG = {
+    "tau": 0.5,
+    "train": {"default_objective": "population", "width": 128},
+    "lcgm": {"K": 8},
+    "dynamics": {"alignment_tol": 0.1},
+    "widths": {"gmm_objective": "population", "gmm_dim": 8},
+}
+
+
+class Crafted(base.Tables):
+    """Tables given as DataFrames."""
+
+    def __init__(self, **tables):
+        super().__init__(".")
+        self._read = dict(tables)
+
+
+def table1(factor: float = 1.0, mlp_factor: float = 1.0, sd: float = 1e-9) -> pd.DataFrame:
+    """Table 1 with ours equal to the paper's except D = 2's tail (× factor) and D = 8's MLP
+    excess (× mlp_factor)."""
+    rows = []
+    for objective in ("population", "samples"):
+        for d, tail, trunc, l2, ex in (
+            (1, 0.49, 0.038, 0.376, 9.9e-3),
+            (2, 0.014, 1e-3, 0.046, 4.6e-4),
+            (4, 6.8e-4, 5.6e-5, 4e-3, 1.9e-5),
+            (8, 6.2e-6, 5.6e-7, 1.5e-3, 9.2e-6),
+        ):
+            ours_tail = tail * (factor if d == 2 else 1)
+            ours_ex = ex * (mlp_factor if d == 8 else 1)
+            rows.append(
+                {
+                    "objective": objective,
+                    "D": d,
+                    "spectral_tail": ours_tail,
+                    "paper_spectral_tail": tail,
+                    "ratio_spectral_tail": ours_tail / tail,
+                    "truncation_excess_risk": trunc,
+                    "paper_truncation_excess_risk": trunc,
+                    "ratio_truncation_excess_risk": 1.0,
+                    "mlp_l2_distance_mean": l2,
+                    "mlp_l2_distance_sd": sd,
+                    "paper_mlp_l2_distance": l2,
+                    "ratio_mlp_l2_distance": 1.0,
+                    "mlp_excess_risk_mean": ours_ex,
+                    "mlp_excess_risk_sd": sd,
+                    "paper_mlp_excess_risk": ex,
+                    "ratio_mlp_excess_risk": ours_ex / ex,
+                    "n_seeds": 3,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def dynamics_table(converged: bool = True) -> pd.DataFrame:
+    return pd.DataFrame(
+        [
+            {"objective": o, "D": d, "converged": converged or d != 8, "budget_agrees": True}
+            for o in ("population", "samples")
+            for d in (1, 2, 4, 8)
+        ]
+    )
+
+
+def by_id(rows) -> dict:
+    return {r["id"]: r for r in rows}
+
+
+def test_exact_cells_equal_to_the_paper_hold_and_one_at_twice_fails():
+    same = by_id(paper.exact(Crafted(table1=table1()), CONFIG))["T1 exact"]
+    assert same["verdict"] == Verdict.HOLDS and same["value"] == 8
+    off = by_id(paper.exact(Crafted(table1=table1(factor=2.0)), CONFIG))["T1 exact"]
+    assert off["verdict"] == Verdict.FAILS and off["value"] == 7
+    assert "D = 2 tail 2×" in off["reading"]
+    assert off["part_counts"] == "7 hold, 1 fails"
+
+
+@pytest.mark.parametrize(
+    ("converged", "expected"), [(True, Verdict.FAILS), (False, Verdict.NOT_CONVERGED)]
+)
+def test_a_trained_miss_fails_only_on_runs_that_converged(converged, expected):
+    study = pd.DataFrame(columns=["protocol", "is_default_lr", "D", "budget_multiplier"])
+    t = Crafted(
+        table1=table1(mlp_factor=3.0), dynamics=dynamics_table(converged), sample_size=study
+    )
+    rows = by_id(paper.trained(t, CONFIG))
+    assert rows["T1 MLP population"]["verdict"] == expected
+    assert rows["T1 MLP population"]["how"] == "a choice made to match the paper"
+    assert rows["T1 MLP samples"]["how"] == "the paper's stated protocol"
+    assert "D = 8" in rows["T1 MLP population"]["reading"]
+    assert "3×" in rows["T1 MLP population"]["reading"]
+
+
+def test_the_stated_protocols_reading_names_its_largest_budget():
+    study = pd.DataFrame(
+        [
+            {
+                "protocol": "fresh",
+                "is_default_lr": True,
+                "D": 8,
+                "budget_multiplier": m,
+                "ratio_to_paper": r,
+            }
+            for m, r in ((1, 3.0), (2, 2.1), (4, 1.4))
+        ]
+    )
+    t = Crafted(table1=table1(mlp_factor=3.0), dynamics=dynamics_table(False), sample_size=study)
+    row = by_id(paper.trained(t, CONFIG))["T1 MLP samples"]
+    assert row["verdict"] == Verdict.NOT_CONVERGED
+    assert "4× budget: 1.4× (D = 8)" in row["reading"]
+
+
+def test_a_registered_fail_stays_registered_and_the_reading_names_the_optimum():
+    rows = []
+    for d, pre, gated, floor in ((2, "holds", "holds", 0.999), (4, "fails", "fails", 0.998)):
+        rows.append(
+            {
+                "objective": "population",
+                "D": d,
+                "alignment_verdict_pre_registered": pre,
+                "alignment_verdict": gated,
+                "alignment_statistic": 0.95 if pre == "holds" else 0.83,
+                "f_floor_min_cos2": floor,
+                "floor_f_min_cos2": 0.834,
+            }
+        )
+    rows.append({**rows[-1], "D": 8, "alignment_verdict": "unresolved: not converged"})
+    row = dynamics.alignment(Crafted(dynamics=pd.DataFrame(rows)), CONFIG)[0]
+    assert row["verdict"] == Verdict.FAILS  # as registered (the pre-registered rule)
+    assert "rank-4 InfoNCE optimum (0.998), itself 0.834 to ψ" in row["reading"]
+    assert "D = 8 not converged" in row["reading"]
+    assert row["part_counts"] == "1 holds, 1 fails, 1 not converged"
+
+
+def test_a_grid_that_cannot_decide_is_undecidable_with_its_reason():
+    verdicts = pd.DataFrame(
+        [
+            {
+                "prediction": "W1",
+                "world": "lcgm",
+                "statement": "s",
+                "measured": "m",
+                "verdict": wv.FEWER_WIDTHS,
+                "value": math.nan,
+                "lo": math.nan,
+                "hi": math.nan,
+            },
+            {
+                "prediction": "W3",
+                "world": "gmm",
+                "statement": "s",
+                "measured": "m",
+                "verdict": "fails",
+                "value": math.nan,
+                "lo": math.nan,
+                "hi": math.nan,
+            },
+        ]
+    )
+    cells = pd.DataFrame(
+        [
+            {"world": "gmm", "tower": "f", "width": w, "excess_mean": e}
+            for w, e in ((32, 2e-5), (128, 8e-6))
+        ]
+        + [{"world": "lcgm", "tower": "f", "width": 8, "excess_mean": 0.02}]
+    )
+    dyn = pd.DataFrame([{"objective": "population", "D": 8, "budget_agrees": False}])
+    rows = by_id(
+        widths.claims(Crafted(widths_verdicts=verdicts, widths=cells, dynamics=dyn), CONFIG)
+    )
+    assert rows["W1"]["verdict"] == Verdict.UNRESOLVED
+    assert rows["W1"]["decidable"] == widths.UNDECIDABLE[wv.FEWER_WIDTHS]
+    assert rows["W3"]["verdict"] == Verdict.FAILS  # as registered
+    assert "2e-05 at 32" in rows["W3"]["reading"] and "2× budget disagrees" in rows["W3"]["reading"]
+
+
+def test_a_claim_made_of_worlds_is_one_row_showing_its_parts():
+    def s(row_id, verdict, decidable="yes"):
+        return {c: "" for c in COLUMNS} | {
+            "id": row_id,
+            "statement": "x",
+            "kind": "our pre-registered prediction",
+            "how": "exact computation",
+            "measured": "m",
+            "value": 1.0,
+            "verdict": verdict,
+            "decidable": decidable,
+            "paper": math.nan,
+        }
+
+    table = pd.DataFrame([s("S2 β=1", "holds"), s("S2 β=2", "fails"), s("S2 relation", "holds")])
+    rows = by_id(smoothness.claims(Crafted(smoothness_claims=table), CONFIG))
+    assert set(rows) == {"S2", "S2 relation"}
+    assert rows["S2"]["verdict"] == Verdict.FAILS
+    assert rows["S2"]["parts"] == "β=1: holds; β=2: fails"
+
+
+def test_the_counts_keep_decided_apart_from_undecidable():
+    def c(verdict, decidable=""):
+        return claims_pkg.base.row(
+            id=verdict + decidable,
+            statement="s",
+            kind="our pre-registered prediction",
+            how="our protocol",
+            verdict=verdict,
+            decidable=decidable,
+            section="widths",
+            table="t",
+            column="c",
+        )
+
+    table = pd.DataFrame(
+        [
+            c("holds"),
+            c("holds"),
+            c("fails"),
+            c("unresolved: not converged"),
+            c("unresolved"),
+            c("unresolved", "no: the grid has two widths"),
+        ]
+    )
+    g = glance.glance(table)
+    assert g["counts"] == (
+        "decided: 2 hold, 1 fail; not decided here: 1 not converged, 1 unresolved by the seeds "
+        "or the rule, 1 undecidable by this run's design"
+    )
+    by = {r["id"]: r for r in g["rows"]}
+    assert by["unresolvedno: the grid has two widths"]["reading"] == "no: the grid has two widths"
+    assert [t["name"] for t in g["tables"]] == ["the paper's claims", "our predictions"]
+    assert len(g["tables"][1]["rows"]) == 6 and not g["tables"][0]["rows"]
+
+
+def test_every_row_names_the_config_keys_of_its_source_table():
+    class Exact:
+        claims = staticmethod(paper.exact)
+
+    t = Crafted(table1=table1())
+    table = claims_pkg.collect(t, CONFIG, {"table1": ("tau", "gmm.mu_x")}, experiments=[Exact])
+    assert list(table["keys"]) == ["tau, gmm.mu_x"]
+    assert list(table.columns) == [*COLUMNS, *base.EXTRA]

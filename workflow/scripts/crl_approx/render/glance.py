@@ -1,0 +1,86 @@
+"""The summary, read from the claims table (results/tables/claims.csv): two tables, the paper's
+claims and our predictions, one row per claim, and a counts line that keeps what was decided
+apart from what this run cannot decide. The HTML report's summary and README's at-a-glance block
+both print :func:`glance`; nothing here computes a verdict."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from ..numerics.claims import Kind, Verdict, css, decided
+
+#: the two tables, by the claims' kind
+TABLES = (
+    ("the paper's claims", (Kind.PAPER,)),
+    ("our predictions", (Kind.PREDICTION, Kind.POST_HOC)),
+)
+#: how a number was obtained, in a word or two (the claims' How values)
+HOW = {
+    "exact computation": "exact",
+    "the paper's stated protocol": "the paper's protocol",
+    "our protocol": "ours",
+    "a choice made to match the paper": "chosen to match the paper",
+}
+SHOWN = {Verdict.NOT_CONVERGED: "not converged"}
+#: a section's page in docs/ (README's rows link it; the report's rows link the section)
+DOCS = {
+    "table1": "docs/table1.md",
+    "lcgm": "docs/lcgm.md",
+    "noise": "docs/noise.md",
+    "dynamics": "docs/dynamics.md",
+    "digits": "docs/experiment_r.md",
+    "widths": "docs/widths.md",
+    "smoothness": "docs/smoothness.md",
+}
+
+
+def _text(value) -> str:
+    return "" if value is None or (isinstance(value, float) and value != value) else str(value)
+
+
+def _row(r: dict) -> dict:
+    verdict = Verdict(r["verdict"])
+    counts = _text(r["part_counts"])
+    kind = Kind(r["kind"])
+    label = {Kind.POST_HOC: " (post hoc)"}.get(kind, "")
+    by_design = not decided(verdict) and _text(r["decidable"]) not in ("", "yes")
+    return {
+        "id": r["id"],
+        "claim": _text(r["statement"]) + label,
+        "how": HOW[r["how"]],
+        "ours": _text(r["measured"]),
+        "paper": _text(r["paper"]),
+        "verdict": SHOWN.get(verdict, str(verdict)) + (f" ({counts})" if counts else ""),
+        "css": css(verdict),
+        "reading": _text(r["decidable"]) if by_design else _text(r["reading"]),
+        "link": _text(r["section"]),
+        "docs": DOCS[r["section"]],
+        "parts": _text(r["parts"]),
+        "source": f"source: results/tables/claims.csv; row: {r['id']}; from: {r['source']}; "
+        f"config: {_text(r['keys'])}",
+        "verdict_enum": verdict,
+        "by_design": by_design,
+    }
+
+
+def counts(rows: list[dict]) -> str:
+    """Decided (holds, fails) apart from not decided here (not converged, unresolved by the
+    seeds or the rule, undecidable by this run's design)."""
+    v = [r["verdict_enum"] for r in rows]
+    design = sum(r["by_design"] for r in rows)
+    unresolved = v.count(Verdict.UNRESOLVED) - design
+    return (
+        f"decided: {v.count(Verdict.HOLDS)} hold, {v.count(Verdict.FAILS)} fail; not decided "
+        f"here: {v.count(Verdict.NOT_CONVERGED)} not converged, {unresolved} unresolved by the "
+        f"seeds or the rule, {design} undecidable by this run's design"
+    )
+
+
+def glance(claims: pd.DataFrame) -> dict:
+    """{"tables": [{"name", "rows", "counts"}], "counts": the whole summary's counts line}."""
+    rows = [_row(r) for r in claims.to_dict("records")]
+    tables = []
+    for name, kinds in TABLES:
+        mine = [r for r, c in zip(rows, claims["kind"], strict=True) if Kind(c) in kinds]
+        tables.append({"name": name, "rows": mine, "counts": counts(mine)})
+    return {"tables": tables, "rows": rows, "counts": counts(rows)}
