@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..numerics.claims import Kind, Verdict, css, decided
+from ..numerics.claims import Kind, Verdict, css
 
 #: the two tables, by the claims' kind
 TABLES = (
@@ -43,7 +43,9 @@ def _row(r: dict) -> dict:
     counts = _text(r["part_counts"])
     kind = Kind(r["kind"])
     label = {Kind.POST_HOC: " (post hoc)"}.get(kind, "")
-    by_design = not decided(verdict) and _text(r["decidable"]) not in ("", "yes")
+    # undecidable by design: unresolved with a reason (a run that did not converge is counted as
+    # that, whatever its row says)
+    by_design = verdict == Verdict.UNRESOLVED and _text(r["decidable"]) not in ("", "yes")
     return {
         "id": r["id"],
         "claim": _text(r["statement"]) + label,
