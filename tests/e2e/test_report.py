@@ -185,6 +185,7 @@ def test_editing_tau_reruns_what_depends_on_it_and_nothing_else(smoke_run):
         "train_smoothness": 4,
         "assemble_smoothness": 1,
         "plot_smoothness": 1,
+        "assemble_claims": 1,
         "build_report": 1,
         "all": 1,
     }
@@ -306,6 +307,7 @@ def test_changing_the_noise_fit_reruns_the_assembly_and_no_monte_carlo(
         "measure_calibration": 1,  # reads the noise table (the rate exponent beside its κ̂)
         "plot_noise_exponent": 1,
         "plot_calibration": 1,
+        "assemble_claims": 1,  # reads the noise table (the μ̂ claim)
         "build_report": 1,
         "all": 1,
     }

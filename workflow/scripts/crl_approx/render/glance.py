@@ -58,8 +58,9 @@ def _row(r: dict) -> dict:
         "link": _text(r["section"]),
         "docs": DOCS[r["section"]],
         "parts": _text(r["parts"]),
-        "source": f"source: results/tables/claims.csv; row: {r['id']}; from: {r['source']}; "
-        f"config: {_text(r['keys'])}",
+        "source": f"source: results/tables/claims.csv; column: measured; row: id={r['id']}; "
+        f"from: {r['source']}; config: {_text(r['keys'])}",
+        "paper_source": f"source: results/tables/claims.csv; column: paper; row: id={r['id']}",
         "verdict_enum": verdict,
         "by_design": by_design,
     }

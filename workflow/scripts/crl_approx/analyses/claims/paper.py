@@ -200,7 +200,9 @@ def lcgm(t, config) -> list[dict]:
             how=How.MATCHED,  # the LCGM design was chosen to give probe R² near the paper's
             measured=", ".join(said),
             value=r["probe_r2_f_mean"],
-            paper=f"f {r['paper_probe_r2_f']:g}, g {r['paper_probe_r2_g']:g}",
+            paper="—"
+            if math.isnan(r["paper_probe_r2_f"])
+            else f"f {r['paper_probe_r2_f']:g}, g {r['paper_probe_r2_g']:g}",
             verdict=combine(v for _, v in parts),
             reading=NOT_PAPERS
             if math.isnan(r["paper_probe_r2_f"])
