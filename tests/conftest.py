@@ -132,6 +132,41 @@ def smoke_run(tmp_path_factory) -> Path:
     return work
 
 
+def workflow_registry(*configfiles: str) -> dict:
+    """What the workflow itself declares, read by parsing it with Snakemake (a dry run of a
+    Snakefile that includes it and prints its registry): {"local": the local rules,
+    "experiments": crl_approx.config.experiments.Registry.describe()}."""
+    import json
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        snakefile = Path(tmp, "Snakefile")
+        snakefile.write_text(
+            f'include: "{REPO / "workflow" / "Snakefile"}"\n'
+            "import json\n"
+            'print("REGISTRY=" + json.dumps({"local": sorted(workflow._localrules), '
+            '"experiments": EXPERIMENTS.describe()}))\n'
+        )
+        extra = ["--configfile", *configfiles] if configfiles else []
+        proc = subprocess.run(
+            [SNAKEMAKE, "-s", str(snakefile), "--dry-run", "--quiet", "rules", *extra],
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=300,
+        )
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("REGISTRY=")]
+    assert proc.returncode == 0 and lines, proc.stderr[-3000:]
+    return json.loads(lines[0].split("=", 1)[1])
+
+
+@pytest.fixture(scope="session")
+def registry() -> dict:
+    """The default workflow's declarations (:func:`workflow_registry`)."""
+    return workflow_registry()
+
+
 @pytest.fixture(scope="session")
 def default_config() -> dict:
     with open(REPO / "config" / "config.yaml") as fh:

@@ -82,10 +82,11 @@ def profile_settings() -> dict:
 
 
 def local_rules() -> set[str]:
-    """The workflow's localrules: directive (workflow/Snakefile)."""
-    text = (REPO / "workflow" / "Snakefile").read_text()
-    block = text.split("localrules:", 1)[1].split("\n\n", 1)[0]
-    return {name.strip() for name in block.replace("\n", " ").split(",") if name.strip()}
+    """The workflow's local rules, as Snakemake parses them (each experiment's declaration names
+    its own; conftest.workflow_registry)."""
+    from conftest import workflow_registry
+
+    return set(workflow_registry()["local"])
 
 
 def snakemake(work: Path, profile: Path, *args: str) -> subprocess.CompletedProcess:

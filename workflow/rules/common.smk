@@ -55,12 +55,62 @@ from crl_approx.config.sections import (  # noqa: E402
     SECTIONS,
     native_category,
     native_subcategory,
+    register,
     targets,
 )
+from crl_approx.config.experiments import ContractError, Registry  # noqa: E402
 
 #: Snakemake's native report (`snakemake --report`): one category per section of the project's
 #: HTML report (results/report/index.html), numbered in its order (crl_approx.config.sections)
 REPORT = {key: native_category(key) for key in SECTIONS}
+
+
+#: the experiment contract (crl_approx.config.experiments): each rules file declares its
+#: experiment once, after its rules; rule all, the local rules, the report's inputs and the claims'
+#: sources are read from here
+EXPERIMENTS = Registry()
+
+
+def experiment(key, **fields):
+    """Declare an experiment (crl_approx.config.experiments.Experiment's fields); its local rules
+    run on the submitting host under a cluster executor."""
+    try:
+        declared = EXPERIMENTS.declare(key, **fields)
+    except ContractError as err:
+        raise WorkflowError(str(err)) from None
+    workflow.localrules(*declared.local)
+    return declared
+
+
+def writer(path):
+    """The rule whose outputs hold ``path`` (a declared table's provenance names it)."""
+    for defined in workflow.rules:
+        if any(str(out) == str(path) for out in defined.output):
+            return defined.name
+    raise WorkflowError(f"no rule writes {path}")
+
+
+def section(key, title):
+    """An experiment of your own's report section (after the project's): its native category."""
+    try:
+        return register(key, title)
+    except ValueError as err:
+        raise WorkflowError(str(err)) from None
+
+
+def extra_experiments():
+    """The rules files of experiments of your own (config key extra_experiments: name → rules
+    file, absolute or relative to the working directory), refused before any job when missing.
+    """
+    files = []
+    for name, entry in (config.get("extra_experiments") or {}).items():
+        path = os.path.abspath(entry["rules"])
+        if not os.path.isfile(path):
+            raise WorkflowError(
+                f"config key 'extra_experiments.{name}.rules': no such rules file: {path}"
+            )
+        files.append(path)
+    return files
 
 
 def reported(path, caption, category):

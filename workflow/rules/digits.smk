@@ -164,3 +164,24 @@ rule plot_digits:
         kind="digits",
     script:
         "../scripts/plot.py"
+
+
+experiment(
+    "digits",
+    tables={
+        "digits_sweep": rules.assemble_digits.output.sweep,
+        "digits_elbow": rules.assemble_digits.output.elbow,
+        "digits_verdicts": rules.assemble_digits.output.verdicts,
+        "digits_table1": rules.assemble_digits.output.table1,
+        "digits_cancorr": rules.assemble_digits.output.cancorr,
+        "digits_classes": rules.compute_digits_operator.output.table,
+    },
+    figures={"fig_digits": rules.plot_digits},
+    claims={
+        "digits_verdicts": (rules.assemble_digits.output.verdicts, "digits_verdicts"),
+        "digits_elbow": (rules.assemble_digits.output.elbow, "digits_elbow"),
+    },
+    docs=[repo_path("docs", "experiment_r.md")],
+    local=["make_digits", "compute_digits_operator", "assemble_digits", "plot_digits"],
+    targets=[rules.assemble_digits.output],
+)

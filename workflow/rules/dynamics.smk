@@ -206,3 +206,31 @@ rule plot_dynamics_lcgm:
         kind="dynamics_lcgm",
     script:
         "../scripts/plot.py"
+
+
+experiment(
+    "dynamics",
+    tables={
+        "dynamics_table": rules.measure_dynamics.output.table,
+        "dynamics_lcgm_table": rules.measure_dynamics_lcgm.output.table,
+    },
+    figures={
+        "fig_dynamics_alignment": rules.plot_dynamics_alignment,
+        "fig_dynamics_directions": rules.plot_dynamics_directions,
+        "fig_dynamics_order": rules.plot_dynamics_order,
+        "fig_dynamics_lcgm": rules.plot_dynamics_lcgm,
+    },
+    claims={
+        "dynamics": (rules.measure_dynamics.output.table, "dynamics"),
+        "dynamics_lcgm": (rules.measure_dynamics_lcgm.output.table, "dynamics_lcgm"),
+    },
+    docs=[repo_path("docs", "dynamics.md")],
+    local=[
+        "measure_dynamics_lcgm",
+        "plot_dynamics_alignment",
+        "plot_dynamics_directions",
+        "plot_dynamics_order",
+        "plot_dynamics_lcgm",
+    ],
+    targets=[rules.measure_dynamics.output],
+)

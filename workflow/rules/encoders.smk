@@ -85,3 +85,114 @@ rule assemble_table1:
         setting=paper_setting("table1_spectral_tail", "table1_truncation", "table1_mlp"),
     script:
         "../scripts/assemble_table1.py"
+
+
+rule plot_eigenvalues:
+    """Figure: the mixture's PMI-operator eigenvalues."""
+    input:
+        eigenvalues=rules.compute_spectrum.output.eigenvalues,
+        spectrum=rules.compute_spectrum.output.spectrum,
+        code=PLOT_CODE,
+    output:
+        figure=reported(
+            "results/figures/eigenvalues.svg",
+            caption="../../report/captions/eigenvalues.rst",
+            category=REPORT["table1"],
+        ),
+    log:
+        "logs/plot_eigenvalues/eigenvalues.log",
+    benchmark:
+        "benchmarks/plot_eigenvalues/eigenvalues.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        kind="eigenvalues",
+    script:
+        "../scripts/plot.py"
+
+
+rule plot_excess:
+    """Figure: Table 1's excess risk against D (truncation, floor, MLPs, paper)."""
+    input:
+        table1=rules.assemble_table1.output.table,
+        code=PLOT_CODE,
+    output:
+        figure=reported(
+            "results/figures/excess_vs_d.svg",
+            caption="../../report/captions/excess.rst",
+            category=REPORT["table1"],
+        ),
+    log:
+        "logs/plot_excess/excess_vs_d.log",
+    benchmark:
+        "benchmarks/plot_excess/excess_vs_d.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        kind="excess",
+    script:
+        "../scripts/plot.py"
+
+
+rule plot_training_curves:
+    """Figure: Table 1's training curves."""
+    input:
+        metrics=encoder_files("gmm", table1_runs(), "metrics.json"),
+        code=PLOT_CODE,
+    output:
+        figure=reported(
+            "results/figures/training_curves.svg",
+            caption="../../report/captions/training.rst",
+            category=REPORT["table1"],
+        ),
+    log:
+        "logs/plot_training_curves/training_curves.log",
+    benchmark:
+        "benchmarks/plot_training_curves/training_curves.tsv"
+    conda:
+        "../../envs/core.yaml"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime="5m",
+    params:
+        kind="training",
+    script:
+        "../scripts/plot.py"
+
+
+experiment(
+    "table1",
+    tables={
+        "table1": rules.assemble_table1.output.table,
+        "spectrum": rules.compute_spectrum.output.spectrum,
+        "crosschecks": rules.compute_spectrum.output.crosschecks,
+    },
+    figures={
+        "fig_eigenvalues": rules.plot_eigenvalues,
+        "fig_excess": rules.plot_excess,
+        "fig_training": rules.plot_training_curves,
+    },
+    claims={
+        "table1": (rules.assemble_table1.output.table, "table1"),
+        "spectrum": (rules.compute_spectrum.output.spectrum, "crosschecks"),
+    },
+    docs=[repo_path("docs", "table1.md")],
+    local=[
+        "make_dataset",
+        "compute_spectrum",
+        "assemble_table1",
+        "plot_eigenvalues",
+        "plot_excess",
+        "plot_training_curves",
+    ],
+    targets=[rules.compute_spectrum.output],
+)

@@ -185,3 +185,31 @@ rule plot_lcgm_features:
         dims=feature_view_dims(),
     script:
         "../scripts/plot.py"
+
+
+experiment(
+    "lcgm",
+    tables={
+        "lcgm_table": rules.assemble_lcgm.output.table,
+        "lcgm_elbow": rules.assemble_lcgm.output.elbow,
+        "lcgm_design": rules.check_lcgm_design.output.design,
+    },
+    figures={
+        "fig_lcgm_probes": rules.plot_lcgm_probes,
+        "fig_lcgm_cancorr": rules.plot_lcgm_cancorr,
+        "fig_lcgm_features": rules.plot_lcgm_features,
+    },
+    claims={
+        "lcgm_probes": (rules.assemble_lcgm.output.table, "lcgm_probes"),
+        "lcgm_elbow": (rules.assemble_lcgm.output.elbow, "lcgm_elbow"),
+    },
+    docs=[repo_path("docs", "lcgm.md")],
+    local=[
+        "check_lcgm_design",
+        "assemble_lcgm",
+        "plot_lcgm_probes",
+        "plot_lcgm_cancorr",
+        "plot_lcgm_features",
+    ],
+    targets=[rules.assemble_lcgm.output, rules.check_lcgm_design.output],
+)

@@ -200,3 +200,36 @@ rule plot_cosine:
         kind="cosine",
     script:
         "../scripts/plot.py"
+
+
+experiment(
+    "noise",
+    tables={"noise_table": rules.assemble_noise.output.table},
+    figures={"fig_noise": rules.plot_noise_exponent},
+    claims={"noise_exponent": (rules.assemble_noise.output.table, "noise")},
+    docs=[repo_path("docs", "noise.md")],
+    local=["assemble_noise", "plot_noise_exponent"],
+    targets=[rules.assemble_noise.output],
+)
+
+
+experiment(
+    "calibration",
+    tables={
+        "calibration_table": rules.measure_calibration.output.table,
+        "calibration_points": rules.measure_calibration.output.points,
+    },
+    figures={"fig_calibration": rules.plot_calibration},
+    docs=[repo_path("docs", "calibration.md")],
+    local=["plot_calibration"],
+)
+
+
+experiment(
+    "cosine",
+    tables={"cosine_table": rules.assemble_cosine.output.table},
+    figures={"fig_cosine": rules.plot_cosine},
+    docs=[repo_path("docs", "cosine.md")],
+    local=["assemble_cosine", "plot_cosine"],
+    targets=[rules.assemble_cosine.output],
+)

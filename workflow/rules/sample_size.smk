@@ -128,3 +128,17 @@ rule plot_sample_size:
         kind="sample_size",
     script:
         "../scripts/plot.py"
+
+
+experiment(
+    "sample_size",
+    tables={
+        "sample_size_table": rules.assemble_sample_size.output.table,
+        "sample_size_fits": rules.assemble_sample_size.output.fits,
+    },
+    figures={"fig_sample_size": rules.plot_sample_size},
+    claims={"sample_size": (rules.assemble_sample_size.output.table, "sample_size")},
+    docs=[repo_path("docs", "sample_size.md")],
+    local=["make_pool", "assemble_sample_size", "plot_sample_size"],
+    targets=[rules.assemble_sample_size.output],
+)

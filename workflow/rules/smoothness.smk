@@ -166,3 +166,24 @@ rule plot_smoothness:
         kind="smoothness",
     script:
         "../scripts/plot.py"
+
+
+experiment(
+    "smoothness",
+    tables={
+        "smoothness_worlds": rules.assemble_smoothness.output.worlds,
+        "smoothness_eps": rules.assemble_smoothness.output.eps,
+        "smoothness_trained": rules.assemble_smoothness.output.trained,
+        "smoothness_claims": rules.assemble_smoothness.output.claims,
+    },
+    figures={"fig_smoothness": rules.plot_smoothness},
+    claims={
+        "smoothness_claims": (
+            rules.assemble_smoothness.output.claims,
+            "smoothness_claims",
+        )
+    },
+    docs=[repo_path("docs", "smoothness.md")],
+    local=["assemble_smoothness", "plot_smoothness"],
+    targets=[rules.assemble_smoothness.output],
+)

@@ -136,3 +136,22 @@ rule plot_widths:
         kind="widths",
     script:
         "../scripts/plot.py"
+
+
+experiment(
+    "widths",
+    tables={
+        "widths_table": rules.assemble_widths.output.table,
+        "widths_eps": rules.assemble_widths.output.eps,
+        "widths_fits": rules.assemble_widths.output.fits,
+        "widths_verdicts": rules.assemble_widths.output.verdicts,
+    },
+    figures={"fig_widths": rules.plot_widths},
+    claims={
+        "widths": (rules.assemble_widths.output.table, "widths"),
+        "widths_verdicts": (rules.assemble_widths.output.verdicts, "widths_verdicts"),
+    },
+    docs=[repo_path("docs", "widths.md")],
+    local=["make_widths_data", "assemble_widths", "plot_widths"],
+    targets=[rules.assemble_widths.output],
+)

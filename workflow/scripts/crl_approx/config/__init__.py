@@ -11,7 +11,8 @@ workflow with a :class:`ConfigError` whose message lists every problem as
 * ``budget``: the run's estimated work and largest array (``allow_large_run: true`` overrides).
 
 Also the paper's values and the settings they hold in (:func:`load_paper_values`), and
-``sections``: the report's sections (targets, native report categories); ``reruns``: what a
+``sections``: the report's sections (targets, native report categories); ``experiments``: the
+experiment contract (each rules file's declaration, the lists derived from it); ``reruns``: what a
 change to each key reruns (config/reruns.yaml); :func:`report_config_errors`: ``--report`` on
 results of another configuration. Imports only
 yaml and jsonschema, so parsing the Snakefile stays fast.

@@ -25,6 +25,24 @@ SECTIONS = {
     "report": "The HTML report",
 }
 
+#: sections of experiments of your own (:func:`register`), after the project's, in the order
+#: registered
+EXTRA: dict[str, str] = {}
+
+
+def register(key: str, title: str) -> str:
+    """An experiment of your own's section: its key and title; returns its native category."""
+    if key in SECTIONS or EXTRA.get(key, title) != title:
+        raise ValueError(f"section {key!r} exists already")
+    EXTRA[key] = title
+    return native_category(key)
+
+
+def all_sections() -> dict[str, str]:
+    """The project's sections and those registered, in the report's order."""
+    return SECTIONS | EXTRA
+
+
 #: sections that are not a target of their own (the report is the default target's last job)
 NOT_TARGETS = ("report",)
 #: the sections that are targets, in order
@@ -43,7 +61,8 @@ KINDS = {
 def native_category(key: str) -> str:
     """The native report's category of a section: its title, numbered in the HTML report's order
     (Snakemake sorts categories by name)."""
-    return f"{list(SECTIONS).index(key) + 1:02d} {SECTIONS[key]}"
+    every = all_sections()
+    return f"{list(every).index(key) + 1:02d} {every[key]}"
 
 
 def native_subcategory(path: str) -> str:
@@ -59,7 +78,7 @@ def targets(outputs_by_category: dict[str, list]) -> dict[str, list]:
     sections that are targets (every one but :data:`NOT_TARGETS`); a section with no output is
     an error (a renamed category would otherwise leave an empty target)."""
     out = {}
-    for key in SECTIONS:
+    for key in all_sections():
         if key in NOT_TARGETS:
             continue
         files = outputs_by_category.get(native_category(key), [])

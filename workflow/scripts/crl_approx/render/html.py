@@ -176,6 +176,42 @@ def benchmark_table(root: str = "benchmarks") -> list[dict]:
     ]
 
 
+def own_sections(inputs, partials: list[dict], glanced: dict, context: dict) -> list[dict]:
+    """The sections of experiments of your own, each printed from its own template (a jinja2
+    partial: its tables as records by input name, its claims rows, ``cite(table, column, **row)``
+    (a number's provenance title: its file, column, row and the experiment's config keys),
+    ``fmt``)."""
+    out = []
+    for part in partials:
+
+        def cite(name, column, _part=part, **row):
+            where = "; ".join(f"{k}={v}" for k, v in row.items())
+            keys = context["src"].config_text(_part["keys"])
+            text = f"source: {getattr(inputs, name)}; column: {column}"
+            rule = _part["rules"][name]
+            return text + (f"; row: {where}" if where else "") + f"; rule: {rule}; config: {keys}"
+
+        path = Path(part["template"])
+        env = jinja2.Environment(
+            loader=jinja2.FileSystemLoader(path.parent),
+            autoescape=True,
+            undefined=jinja2.StrictUndefined,
+        )
+        tables = {n: pd.read_csv(getattr(inputs, n)).to_dict("records") for n in part["tables"]}
+        claims = [r for r in glanced["rows"] if r["link"] == part["key"]]
+        html = env.get_template(path.name).render(
+            tables=tables, claims=claims, cite=cite, fmt=fmt, config=context["config"]
+        )
+        out.append(
+            {
+                "key": part["key"],
+                "title": part["title"],
+                "html": jinja2.utils.markupsafe.Markup(html),
+            }
+        )
+    return out
+
+
 def build(inputs, params, output, repo: Path) -> str:
     """The ``build_report`` rule: render the template into one HTML file."""
     config = params.config
@@ -269,6 +305,9 @@ def build(inputs, params, output, repo: Path) -> str:
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+    )
+    context["own_sections"] = own_sections(
+        inputs, getattr(params, "partials", []), context["glance"], context
     )
     context["css"] = jinja2.utils.markupsafe.Markup(Path(inputs.css).read_text(encoding="utf-8"))
     text = env.get_template(Path(inputs.template).name).render(**context)

@@ -14,6 +14,9 @@ Modules, one per experiment, each with ``claims(t, config) -> list[dict]`` (rows
 - ``smoothness``: Experiment S's claims (its assembly writes them as a claims table; here its
   rows are grouped one claim per row, a world per part).
 
+An experiment of your own writes its claims table itself (:func:`own` reads it); :func:`run`
+appends it (crl_approx.config.experiments: ``claims_table``).
+
 :data:`EXPERIMENTS` orders them; :func:`collect` writes the table.
 """
 
@@ -38,29 +41,68 @@ def collect(t: Tables, config: dict, keys: dict[str, tuple], experiments=EXPERIM
     return pd.DataFrame(rows, columns=[*COLUMNS, *EXTRA])
 
 
-#: the claims builders' tables: the rule's input name → the name the builders read
-INPUTS = (
-    "table1",
-    "spectrum",
-    "sample_size",
-    "lcgm_probes",
-    "lcgm_elbow",
-    "noise_exponent",
-    "dynamics",
-    "dynamics_lcgm",
-    "digits_verdicts",
-    "digits_elbow",
-    "widths",
-    "widths_verdicts",
-    "smoothness_claims",
-)
+#: an experiment's own claims table (its assembly writes it in the schema): the input's prefix
+OWN = "own_"
+
+
+def own(path, name: str, keys=()) -> list[dict]:
+    """An experiment's own claims table as claims rows: every schema column (``keys`` from its
+    declaration), the verdict and kind validated, its section and source table named; a table
+    missing a column or with a verdict outside :class:`~crl_approx.numerics.claims.Verdict` is
+    refused, naming the file."""
+    from ...numerics.claims import Kind, row
+
+    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    needed = [c for c in COLUMNS if c != "keys"] + ["section"]
+    missing = [c for c in needed if c not in table.columns]
+    if missing:
+        raise ValueError(f"{path}: not a claims table, missing columns {missing}")
+    out = []
+    for r in table.to_dict("records"):
+        try:
+            Kind(r["kind"])
+            made = row(**{c: r[c] for c in COLUMNS if c != "keys"})
+        except (ValueError, KeyError) as err:
+            raise ValueError(f"{path}: claim {r['id']!r}: {err}") from None
+        made.update(
+            section=r["section"],
+            parts=r.get("parts", ""),
+            part_counts=r.get("part_counts", ""),
+            table=name,
+            keys=", ".join(keys),
+        )
+        out.append(made)
+    return out
+
+
+def _page(path: str) -> str:
+    """A docs page as the summary links it: docs/<name> for the project's pages (never a path of
+    this host), the file's name for others."""
+    import os
+
+    if not path:
+        return ""
+    name = os.path.basename(path)
+    return f"docs/{name}" if os.path.basename(os.path.dirname(path)) == "docs" else name
 
 
 def run(inputs, params, output) -> pd.DataFrame:
-    """The ``assemble_claims`` rule: the claims of every experiment, from its tables."""
+    """The ``assemble_claims`` rule: the claims of every experiment, from its tables, then the
+    experiments' own claims tables (inputs ``own_<key>``); each row names its section's docs
+    page (``params.docs``: section → page)."""
     from ...runtime import write_csv
 
-    t = Tables(".", {name: getattr(inputs, name) for name in INPUTS})
+    names = [n for n in inputs.keys() if not n.startswith(OWN)]
+    t = Tables(".", {name: getattr(inputs, name) for name in names})
     table = collect(t, params.config, params.provenance)
+    extra = [
+        r
+        for n in inputs.keys()
+        if n.startswith(OWN)
+        for r in own(getattr(inputs, n), n, params.provenance.get(n, ()))
+    ]
+    if extra:
+        table = pd.concat([table, pd.DataFrame(extra, columns=table.columns)], ignore_index=True)
+    table["docs"] = [_page(params.docs.get(s, "")) for s in table["section"]]
     write_csv(table, output.table)
     return table
