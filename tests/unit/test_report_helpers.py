@@ -195,3 +195,30 @@ def test_a_budget_interval_reaching_below_1x_is_not_resolved():
     assert _budget(60.9, 0.60, 6202).startswith("not resolved")
     assert _budget(42.1, 3.7, 485).startswith("not resolved")  # wider than ±10 %
     assert _budget(42.1, 40.0, 44.0) == "42.1×"
+    assert _budget(42.1, 40.0, float("inf")).startswith("not resolved")  # open to ∞
+
+
+def test_readme_and_the_report_read_one_budget_rule_and_the_lr_ratios():
+    """README's template asks render/study for the reason (it had its own copy of the rule) and
+    for the learning-rate ratios (it divided in the template); ratios on a crafted table whose
+    answer is known: 6e-3 / 2e-3 = 3 and 1e-3 / 4e-3 = 0.25."""
+    import pandas as pd
+
+    from conftest import REPO
+    from crl_approx.render.study import budget_unresolved, lr_ratios
+
+    assert "below 1×" in budget_unresolved(60.9, 0.60, 6202)
+    assert "wider than ±10 %" in budget_unresolved(42.1, 3.7, 485)
+    assert budget_unresolved(42.1, 40.0, 44.0) is None
+    table = pd.DataFrame(
+        {
+            "D": [4, 4, 8, 8, 4],
+            "protocol": ["fresh", "fresh", "fresh", "fresh", "n=1024"],
+            "budget_multiplier": [1, 1, 1, 1, 1],
+            "is_default_lr": [True, False, True, False, True],
+            "mlp_excess_risk_mean": [2e-3, 6e-3, 4e-3, 1e-3, 9e-3],
+        }
+    )
+    assert lr_ratios(table) == pytest.approx([3.0, 0.25])
+    template = (REPO / "report" / "templates" / "readme.md.j2").read_text()
+    assert "budget_unresolved(" in template and "/ 2 > tier_close" not in template

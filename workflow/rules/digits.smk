@@ -3,6 +3,10 @@
 # in one job (the batched trainer and GPU tag of train_encoder), the assembled tables and figure.
 
 
+# Its input functions and params (Snakemake's lint keeps functions apart from rules).
+include: "digits_inputs.smk"
+
+
 rule make_digits:
     """Experiment R: split scikit-learn's bundled 8x8 digits into train/validation/held-out pairs."""
     output:

@@ -2,6 +2,10 @@
 # (retrieval excess against contrastive excess) and the cosine-score ablation.
 
 
+# Its input functions and params (Snakemake's lint keeps functions apart from rules).
+include: "noise_inputs.smk"
+
+
 # The Monte Carlo writes only counts on the t grid; every fit (window, bootstrap, local slopes,
 # asymptotics) is assemble_noise's, so changing noise.window or noise.ci_level reruns no draws.
 rule estimate_noise_exponent:

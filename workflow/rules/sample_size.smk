@@ -3,6 +3,10 @@
 # stream, other learning rates; decomposed against the rank-D floor and the population-trained MLP.
 
 
+# Its input functions and params (Snakemake's lint keeps functions apart from rules).
+include: "sample_size_inputs.smk"
+
+
 rule make_pool:
     """Sample-size study: the pool of training pairs the study subsamples."""
     output:

@@ -2,6 +2,10 @@
 # whose PMI has a cusp of order β (docs/smoothness.md). Its paths and input functions: smoothness_inputs.smk.
 
 
+# Its input functions and params (Snakemake's lint keeps functions apart from rules).
+include: "smoothness_inputs.smk"
+
+
 rule compute_smoothness:
     """Experiment S: one world's exact spectrum, decay fit, truncation excess and D(ε)."""
     output:

@@ -3,6 +3,10 @@
 # is the existing run of rule train_encoder (reused, never retrained). docs/widths.md.
 
 
+# Its input functions and params (Snakemake's lint keeps functions apart from rules).
+include: "widths_inputs.smk"
+
+
 rule make_widths_data:
     """Experiment W: the LCGM's pairs of one seed with lcgm.n_train doubled (its data check)."""
     output:

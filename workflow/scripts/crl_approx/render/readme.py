@@ -35,7 +35,7 @@ from ..config.sections import TARGETS
 from ..numerics import tiers
 from ..numerics.asymptotics import asymptotic_slope
 from ..numerics.smoothness import FLOOR_GRADIENT
-from . import glance, smoothness
+from . import glance, smoothness, study
 from .numbers import e, f, g, minsec, pct, pnum, pow10, protocol, reflow, span, thousands
 from .runrecord import job_times, run_table
 from .verdicts import verdict
@@ -223,7 +223,8 @@ def environment() -> jinja2.Environment:
     env.globals |= {"asymptotic_slope": asymptotic_slope, "tier_close": tiers.CLOSE_TOLERANCE}
     env.globals |= {"tiers": tiers, "smoothness_floor_grid": smoothness.floor_grid}
     env.globals |= {"floor_gradient": FLOOR_GRADIENT, "section_targets": TARGETS}
-    env.globals |= {"glance": glance.glance}
+    env.globals |= {"glance": glance.glance, "lr_ratios": study.lr_ratios}
+    env.globals |= {"budget_unresolved": study.budget_unresolved}
     env.filters |= {"log10": lambda v: math.log10(float(v))}
     env.globals |= {"scale": lambda v, k: [k * float(x) for x in v]}
     return env

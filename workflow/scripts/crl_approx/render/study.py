@@ -8,6 +8,7 @@ import math
 import pandas as pd
 
 from ..numerics import tiers
+from .numbers import pct
 from .verdicts import fmt, fmt_sd, mean_sd
 
 
@@ -22,18 +23,45 @@ def _multiple(x) -> str:
     return "never (∞)" if math.isinf(x) else f"{x:.3g}×"
 
 
-def _budget(value, lo, hi) -> str:
-    """The extrapolated budget multiple, or "not resolved" when its interval reaches below 1×
+def budget_unresolved(value, lo, hi) -> str | None:
+    """Why an extrapolated budget multiple is not resolved, or None: its interval reaches below 1×
     (the measured excess is above the band, so a budget under 1× contradicts it) or is wider than
     the tiers' tolerance allows (:func:`..numerics.tiers.interval_tier`: a wide interval contains
-    anything; issue 26, finding 8)."""
+    anything, an interval open to ∞ too; issue 26, finding 8). The report's table and README's
+    text both read it (README's template had its own copy, which alone treated ∞ as wide)."""
     from ..numerics.tiers import CLOSE_TOLERANCE
 
-    if not (math.isfinite(value) and math.isfinite(lo) and math.isfinite(hi)):
-        return _multiple(value)
-    if lo < 1 or (hi - lo) / 2 > CLOSE_TOLERANCE * value:
+    if not math.isfinite(value):
+        return None
+    if lo < 1:
+        return "the interval reaches below 1×, where the measured excess lies above the band"
+    if not math.isfinite(hi) or (hi - lo) / 2 > CLOSE_TOLERANCE * value:
+        width = pct(CLOSE_TOLERANCE)
+        return f"the interval is wider than ±{width}, as the tiers treat a wide interval"
+    return None
+
+
+def _budget(value, lo, hi) -> str:
+    """The extrapolated budget multiple, or "not resolved" (:func:`budget_unresolved`)."""
+    if budget_unresolved(value, lo, hi):
         return f"not resolved ({_multiple(value)}, interval too wide)"
     return _multiple(value)
+
+
+def lr_ratios(table) -> list[float]:
+    """Each other-learning-rate cell's excess over the fresh stream's at the default rate, same D
+    and budget (the sample-size table's rows, in order)."""
+    other = table[~table["is_default_lr"].astype(bool)]
+    ratios = []
+    for _, r in other.iterrows():
+        base = table[
+            (table["D"] == r["D"])
+            & (table["protocol"] == "fresh")
+            & (table["budget_multiplier"] == 1)
+            & table["is_default_lr"].astype(bool)
+        ]
+        ratios.append(float(r["mlp_excess_risk_mean"] / base["mlp_excess_risk_mean"].iloc[0]))
+    return ratios
 
 
 def _lack(f) -> str:
