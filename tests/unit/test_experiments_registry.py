@@ -14,16 +14,16 @@ class Plot:
 
 
 @pytest.fixture
-def registry(monkeypatch):
+def fresh(monkeypatch):
     monkeypatch.setattr(sections, "EXTRA", {})
     return experiments.Registry()
 
 
-def test_lists_are_derived_in_the_report_order(registry):
+def test_lists_are_derived_in_the_report_order(fresh):
     # declared out of order: the report's order (sections) wins, own experiments last
     sections.register("mine", "Mine")
-    registry.declare("mine", claims_table="t/mine_claims.csv", keys=["x.y"], local=["a_mine"])
-    registry.declare(
+    fresh.declare("mine", claims_table="t/mine_claims.csv", keys=["x.y"], local=["a_mine"])
+    fresh.declare(
         "lcgm",
         tables={"lcgm_table": "t/lcgm.csv"},
         figures={"fig_lcgm": Plot("f/lcgm.svg")},
@@ -32,24 +32,24 @@ def test_lists_are_derived_in_the_report_order(registry):
         local=["assemble_lcgm"],
         targets=[["t/extra.csv", "t/lcgm.csv"]],
     )
-    registry.declare("table1", tables={"table1": "t/table1.csv"}, docs=["docs/table1.md"])
-    assert [e.key for e in registry.experiments] == ["table1", "lcgm", "mine"]
-    assert registry.docs() == ["docs/table1.md", "docs/lcgm.md"]
-    assert registry.local() == ["assemble_lcgm", "a_mine"]
-    assert registry.claim_inputs() == {"lcgm_probes": "t/lcgm.csv"}
-    assert registry.claim_sources() == {"lcgm_probes": "lcgm_probes"}
-    assert registry.own_claims() == {"own_mine": "t/mine_claims.csv"}
-    assert registry.own_keys() == {"own_mine": ("x.y",)}
-    assert registry.section_docs() == {"table1": "docs/table1.md", "lcgm": "docs/lcgm.md"}
+    fresh.declare("table1", tables={"table1": "t/table1.csv"}, docs=["docs/table1.md"])
+    assert [e.key for e in fresh.experiments] == ["table1", "lcgm", "mine"]
+    assert fresh.docs() == ["docs/table1.md", "docs/lcgm.md"]
+    assert fresh.local() == ["assemble_lcgm", "a_mine"]
+    assert fresh.claim_inputs() == {"lcgm_probes": "t/lcgm.csv"}
+    assert fresh.claim_sources() == {"lcgm_probes": "lcgm_probes"}
+    assert fresh.own_claims() == {"own_mine": "t/mine_claims.csv"}
+    assert fresh.own_keys() == {"own_mine": ("x.y",)}
+    assert fresh.section_docs() == {"table1": "docs/table1.md", "lcgm": "docs/lcgm.md"}
     # every table, figure, claims file and target once, in order
-    assert registry.targets() == [
+    assert fresh.targets() == [
         "t/table1.csv",
         "t/lcgm.csv",
         "f/lcgm.svg",
         "t/extra.csv",
         "t/mine_claims.csv",
     ]
-    assert registry.experiments[2].title == "Mine"
+    assert fresh.experiments[2].title == "Mine"
     assert sections.native_category("mine") == f"{len(sections.SECTIONS) + 1:02d} Mine"
 
 
@@ -60,28 +60,26 @@ def test_lists_are_derived_in_the_report_order(registry):
         ({}, {}, "declared twice"),
     ],
 )
-def test_clashes_are_refused(registry, first, second, message):
-    registry.declare("table1", **first)
+def test_clashes_are_refused(fresh, first, second, message):
+    fresh.declare("table1", **first)
     key = "table1" if "twice" in message else "lcgm"
     with pytest.raises(experiments.ContractError, match=message):
-        registry.declare(key, **second)
+        fresh.declare(key, **second)
 
 
-def test_an_unknown_section_or_unkeyed_claims_are_refused(registry):
+def test_an_unknown_section_or_unkeyed_claims_are_refused(fresh):
     with pytest.raises(experiments.ContractError, match="no report section"):
-        registry.declare("nowhere")
+        fresh.declare("nowhere")
     with pytest.raises(experiments.ContractError, match="needs the config keys"):
-        registry.declare("table1", claims_table="c.csv")
+        fresh.declare("table1", claims_table="c.csv")
     with pytest.raises(ValueError, match="exists already"):
         sections.register("lcgm", "Another LCGM")
 
 
-def test_the_workflow_declares_every_section_once():
+def test_the_workflow_declares_every_section_once(registry):
     """Parsed by Snakemake: every section of the report is one declared experiment, and the
     experiments' local rules are Snakemake's (no rule is local by a list of its own)."""
-    from conftest import workflow_registry
-
-    declared = workflow_registry()
+    declared = registry
     assert list(declared["experiments"]) == list(sections.SECTIONS)
     for e in declared["experiments"].values():
         assert set(e["local"]) <= set(declared["local"])

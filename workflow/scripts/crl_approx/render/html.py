@@ -185,11 +185,8 @@ def own_sections(inputs, partials: list[dict], glanced: dict, context: dict) -> 
     for part in partials:
 
         def cite(name, column, _part=part, **row):
-            where = "; ".join(f"{k}={v}" for k, v in row.items())
-            keys = context["src"].config_text(_part["keys"])
-            text = f"source: {getattr(inputs, name)}; column: {column}"
-            rule = _part["rules"][name]
-            return text + (f"; row: {where}" if where else "") + f"; rule: {rule}; config: {keys}"
+            path, rule = getattr(inputs, name), _part["rules"][name]
+            return context["src"].title(path, rule, _part["keys"], column, **row)
 
         path = Path(part["template"])
         env = jinja2.Environment(
@@ -306,9 +303,7 @@ def build(inputs, params, output, repo: Path) -> str:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    context["own_sections"] = own_sections(
-        inputs, getattr(params, "partials", []), context["glance"], context
-    )
+    context["own_sections"] = own_sections(inputs, params.partials, context["glance"], context)
     context["css"] = jinja2.utils.markupsafe.Markup(Path(inputs.css).read_text(encoding="utf-8"))
     text = env.get_template(Path(inputs.template).name).render(**context)
     with atomic_path(output.html) as tmp:

@@ -84,6 +84,11 @@ class Sources:
 
     def __call__(self, table: str, column: str, **row) -> str:
         path, rule, keys = TABLES[table]
+        return self.title(path, rule, keys, column, **row)
+
+    def title(self, path: str, rule: str, keys, column: str, **row) -> str:
+        """The title of one number of ``path`` (written by ``rule``, depending on ``keys``): a
+        table outside :data:`TABLES` (an experiment of your own's) is titled the same way."""
         key = ", ".join(f"{k}={v}" for k, v in row.items())
         parts = [f"source: {path}", f"column: {column}"]
         if key:

@@ -141,10 +141,7 @@ class Run:
         ]
 
     def study(self, dim: int, protocol: str, budget: int = 1, lr: float | None = None):
-        s = self.sample_size
-        sel = (s["D"] == dim) & (s["protocol"] == protocol) & (s["budget_multiplier"] == budget)
-        sel &= s["is_default_lr"] if lr is None else np.isclose(s["lr"], lr)
-        return s[sel].iloc[0]
+        return study.cell(self.sample_size, dim, protocol, budget, lr)
 
     def study_rows(self, budget: int | None = None, default_lr: bool | None = None):
         s = self.sample_size

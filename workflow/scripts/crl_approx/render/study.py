@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from ..numerics import tiers
@@ -48,20 +49,23 @@ def _budget(value, lo, hi) -> str:
     return _multiple(value)
 
 
+def cell(table, dim: int, protocol: str, budget: int = 1, lr: float | None = None):
+    """One cell of the sample-size table: its D, protocol, budget multiple and learning rate
+    (None: the default one)."""
+    sel = (table["D"] == dim) & (table["protocol"] == protocol)
+    sel &= table["budget_multiplier"] == budget
+    sel &= table["is_default_lr"].astype(bool) if lr is None else np.isclose(table["lr"], lr)
+    return table[sel].iloc[0]
+
+
 def lr_ratios(table) -> list[float]:
     """Each other-learning-rate cell's excess over the fresh stream's at the default rate, same D
-    and budget (the sample-size table's rows, in order)."""
+    (1× budget), in the table's order."""
     other = table[~table["is_default_lr"].astype(bool)]
-    ratios = []
-    for _, r in other.iterrows():
-        base = table[
-            (table["D"] == r["D"])
-            & (table["protocol"] == "fresh")
-            & (table["budget_multiplier"] == 1)
-            & table["is_default_lr"].astype(bool)
-        ]
-        ratios.append(float(r["mlp_excess_risk_mean"] / base["mlp_excess_risk_mean"].iloc[0]))
-    return ratios
+    return [
+        float(r["mlp_excess_risk_mean"] / cell(table, r["D"], "fresh")["mlp_excess_risk_mean"])
+        for _, r in other.iterrows()
+    ]
 
 
 def _lack(f) -> str:
