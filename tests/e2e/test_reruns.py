@@ -60,6 +60,24 @@ def test_a_guard_and_a_plot_size_rerun_only_what_reads_them(survey):
     assert survey["lcgm.elbow_fraction"]["reads"] == ["assemble_lcgm"]
 
 
+def test_the_plan_does_not_depend_on_the_order_the_run_wrote_its_files(smoke_run):
+    """A key that brings in an input (widths.gmm_objective: the sampled pairs) reads as params
+    even when that input is newer than the job's outputs (CI once wrote the pairs after the width
+    sweep, and Snakemake then named only "Updated input files"): the survey leaves out mtime."""
+    import os
+
+    pairs = smoke_run / "results" / "data" / "gmm" / "seed~0" / "pairs.npz"
+    before = pairs.stat()
+    try:
+        os.utime(pairs)  # now: newer than every width cell
+        rc, out = reruns.dry_run(smoke_run, {"widths": {"gmm_objective": "samples"}})
+    finally:
+        os.utime(pairs, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert rc == 0, out[-2000:]
+    kinds = {kind for rule, kind in reruns.planned_jobs(out) if rule == "train_widths"}
+    assert kinds and all("params" in k.split("+") for k in kinds), kinds
+
+
 def recorded_params(run, output: str) -> list:
     """The params Snakemake recorded for the job that wrote ``output`` (.snakemake/metadata)."""
     import ast

@@ -163,6 +163,10 @@ def dry_run(run_dir: Path, override: dict) -> tuple[int, str]:
     snakefile = run_dir / "Snakefile" if (run_dir / "Snakefile").exists() else REPO / "Snakefile"
     cmd = ["snakemake", "-s", str(snakefile), "--directory", str(run_dir), "-n"]
     cmd += ["--nolock", "--configfile", str(SMOKE), fh.name]
+    # every trigger but mtime: an input that a key brings in (widths.gmm_objective: the sampled
+    # pairs) may have been written after the job ran, and Snakemake then names only "Updated
+    # input files", not the params that changed: the map would depend on the run's job order
+    cmd += ["--rerun-triggers", "params", "input", "software-env", "code"]
     proc = subprocess.run(
         cmd, cwd=REPO, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=600
     )
