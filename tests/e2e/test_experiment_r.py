@@ -151,13 +151,26 @@ def test_unseen_groupings_verdicts_follow_their_run(digits_unseen):
     from crl_approx.analyses.claims import digits as digits_claims
 
     claims = digits_claims.claims(base.Tables(results), config)
-    assert [c["id"] for c in claims] == ["R classes", "R halves"]
+    assert [c["id"] for c in claims] == ["R classes", "R rank", "R halves"]
     assert "K = 3, 4:" in claims[0]["statement"]
-    registered = dict(zip(verdicts["pairing"], verdicts["verdict_elbow_rule"], strict=True))
-    parts = {f"K = {k}": registered[f"K{k}"] for k in (3, 4)}
-    if len(set(parts.values())) > 1:  # the claims row shows its parts when they disagree
-        assert claims[0]["parts"] == "; ".join(f"{k}: {v}" for k, v in parts.items())
-    assert claims[1]["verdict"] == verdicts.set_index("pairing").loc["halves", "verdict"]
+    # prediction 1 by the registered elbow rule: both curves' elbows in {K - 1, K}, per K
+    elbow = pd.read_csv(tables / "digits_elbow.csv")
+    held = elbow[elbow["curve"].isin(["heldout_excess", "effective_rank"])]
+    by_k = held.groupby("pairing")["holds"].agg(lambda h: "holds" if h.eq(True).all() else "fails")
+    by_pairing = verdicts.set_index("pairing")
+    gated = {
+        f"K = {k}": by_k[f"K{k}"] if by_pairing.loc[f"K{k}", "converged"] else "not converged"
+        for k in (3, 4)
+    }
+    if len(set(gated.values())) > 1:  # the claims row shows its parts when they disagree
+        assert claims[0]["parts"] == "; ".join(f"{k}: {v}" for k, v in gated.items())
+    # prediction 2: the entropy rank at D > K against K
+    rank = by_pairing["max_effective_rank_above_K"]
+    assert claims[1]["measured"].startswith("largest: ")
+    if all(by_pairing.loc[f"K{k}", "converged"] for k in (3, 4)):
+        expected = "fails" if any(rank[f"K{k}"] > k for k in (3, 4)) else "holds"
+        assert claims[1]["verdict"] == expected
+    assert claims[2]["verdict"] == by_pairing.loc["halves", "verdict"]
 
 
 def test_a_perturbed_run_changes_its_verdict(digits_unseen):

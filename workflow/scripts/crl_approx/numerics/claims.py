@@ -88,6 +88,25 @@ def within(value: float, target: float, rel: float) -> Verdict:
     return Verdict.HOLDS if abs(value - target) <= rel * abs(target) else Verdict.FAILS
 
 
+#: the ``decidable`` column's grammar: "yes"; "no: <reason>" (this run cannot decide the claim);
+#: "in part: <reason>" (a compound claim whose undecided parts give the reason, others decided)
+NO, IN_PART = "no: ", "in part: "
+
+
+def undecidable(reason: str) -> str:
+    return NO + reason
+
+
+def in_part(reason: str) -> str:
+    return IN_PART + reason
+
+
+def by_design(verdict: Verdict | str, decidable: str) -> bool:
+    """An unresolved claim this run cannot decide at all (its ``decidable`` is a "no: " reason);
+    a claim decided in part is not."""
+    return Verdict(verdict) == Verdict.UNRESOLVED and str(decidable).startswith(NO)
+
+
 def row(**fields) -> dict:
     """One claims row; every column present (missing ones empty), the verdict validated."""
     out = {c: fields.pop(c, "") for c in COLUMNS}

@@ -1,18 +1,20 @@
-"""The summary, read from the claims table (results/tables/claims.csv): two tables, the paper's
-claims and our predictions, one row per claim, and a counts line that keeps what was decided
-apart from what this run cannot decide. The HTML report's summary and README's at-a-glance block
-both print :func:`glance`; nothing here computes a verdict."""
+"""The summary, read from the claims table (results/tables/claims.csv): the paper's claims, our
+pre-registered predictions and what we found after the numbers (post hoc, counted apart), one row
+per claim, and a counts line that keeps what was decided apart from what this run cannot decide.
+The HTML report's summary and README's at-a-glance block both print :func:`glance`; nothing here
+computes a verdict."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from ..numerics.claims import Kind, Verdict, css
+from ..numerics.claims import Kind, Verdict, by_design, css
 
-#: the two tables, by the claims' kind
+#: the tables, by the claims' kind (a post-hoc finding is never counted as a prediction)
 TABLES = (
     ("the paper's claims", (Kind.PAPER,)),
-    ("our predictions", (Kind.PREDICTION, Kind.POST_HOC)),
+    ("our pre-registered predictions", (Kind.PREDICTION,)),
+    ("found after the numbers (post hoc)", (Kind.POST_HOC,)),
 )
 #: how a number was obtained, in a word or two (the claims' How values)
 HOW = {
@@ -31,20 +33,18 @@ def _text(value) -> str:
 def _row(r: dict) -> dict:
     verdict = Verdict(r["verdict"])
     counts = _text(r["part_counts"])
-    kind = Kind(r["kind"])
-    label = {Kind.POST_HOC: " (post hoc)"}.get(kind, "")
-    # undecidable by design: unresolved with a reason (a run that did not converge is counted as
-    # that, whatever its row says)
-    by_design = verdict == Verdict.UNRESOLVED and _text(r["decidable"]) not in ("", "yes")
+    # undecidable by design: unresolved, and this run cannot decide it at all (a run that did not
+    # converge is counted as that, whatever its row says; a claim decided in part is not)
+    design = by_design(verdict, _text(r["decidable"]))
     return {
         "id": r["id"],
-        "claim": _text(r["statement"]) + label,
+        "claim": _text(r["statement"]),
         "how": HOW[r["how"]],
         "ours": _text(r["measured"]),
         "paper": _text(r["paper"]),
         "verdict": SHOWN.get(verdict, str(verdict)) + (f" ({counts})" if counts else ""),
         "css": css(verdict),
-        "reading": _text(r["decidable"]) if by_design else _text(r["reading"]),
+        "reading": _text(r["decidable"]) if design else _text(r["reading"]),
         "link": _text(r["section"]),
         "docs": _text(r.get("docs")),
         "parts": _text(r["parts"]),
@@ -52,7 +52,7 @@ def _row(r: dict) -> dict:
         f"from: {r['source']}; config: {_text(r['keys'])}",
         "paper_source": f"source: results/tables/claims.csv; column: paper; row: id={r['id']}",
         "verdict_enum": verdict,
-        "by_design": by_design,
+        "by_design": design,
     }
 
 
@@ -75,5 +75,6 @@ def glance(claims: pd.DataFrame) -> dict:
     tables = []
     for name, kinds in TABLES:
         mine = [r for r, c in zip(rows, claims["kind"], strict=True) if Kind(c) in kinds]
-        tables.append({"name": name, "rows": mine, "counts": counts(mine)})
+        if mine:
+            tables.append({"name": name, "rows": mine, "counts": counts(mine)})
     return {"tables": tables, "rows": rows, "counts": counts(rows)}

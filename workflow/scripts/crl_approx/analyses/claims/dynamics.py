@@ -45,7 +45,18 @@ def alignment(t, config) -> list[dict]:
         ]
         if stuck:
             said.append("D = " + ", ".join(map(str, stuck)) + " not converged")
-        worst = rows["alignment_statistic"].min()
+        # the verdict is the gated one (a miss on runs that did not converge is not a miss); where
+        # the rule as first registered (no budget check) says otherwise, the reading says so
+        verdict, first = combine(v for _, v in gated), combine(v for _, v in registered)
+        if first != verdict:
+            said.insert(0, f"the rule as first registered (no budget check): {SHORT[first]}")
+        # the statistic over the decided D only (an unconverged D's cosine is not a reading)
+        judged = [
+            r.alignment_statistic
+            for r in rows.itertuples()
+            if as_verdict(r.alignment_verdict) not in (None, Verdict.NOT_CONVERGED)
+        ]
+        worst = min(judged) if judged else math.nan
         out.append(
             row(
                 id=f"dynamics span {objective}",
@@ -54,10 +65,12 @@ def alignment(t, config) -> list[dict]:
                 kind=Kind.PREDICTION,
                 registered=REGISTERED,
                 how=How.OURS,
-                measured=f"smallest cos² {worst:.3f} (bar {bar:.2f})",
+                measured=f"smallest cos² of the decided D {worst:.3f} (bar {bar:.2f})"
+                if math.isfinite(worst)
+                else "no D converged",
                 value=worst,
                 paper="— (the paper leaves it open)",
-                verdict=combine(v for _, v in registered),
+                verdict=verdict,
                 reading="; ".join(said) or "every D reaches the bar",
                 section="dynamics",
                 table="dynamics",

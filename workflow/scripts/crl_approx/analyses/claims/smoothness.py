@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ...numerics.claims import Kind, Verdict, combine
+from ...numerics.claims import NO, Kind, Verdict, combine, decided, in_part
 from .base import g3, row
 
 
@@ -22,6 +22,23 @@ STATEMENTS = {
     "S3b": "D(ε) grows like ε^(−α), α within 20 % of 1/(2β + 1)",
     "S4": "trained excess: no plateau before the largest D (roughest), one by D = 4 (Gaussian)",
 }
+#: the paper's side of a claim made of one row per world, where the worlds' bounds differ
+PAPER = {"S3a": "≤ 1/(2β) in every world (Table 2)"}
+#: the paper cell of a row that is not the paper's claim
+NOT_THE_PAPERS = {Kind.PREDICTION: "— (our prediction)", Kind.POST_HOC: "— (post hoc)"}
+
+
+def _decidable(rows, parts) -> str:
+    """ "yes"; where no part is decided, the first undecided part's reason; where some are, the
+    undecided parts' reasons as "in part: β=0.5 …"."""
+    undecided = [r for r in rows if isinstance(r["decidable"], str) and r["decidable"] != "yes"]
+    if not undecided:
+        return "yes"
+    if not any(decided(v) for _, v in parts) or len(rows) == 1:
+        return undecided[0]["decidable"]
+    return in_part(
+        "; ".join(f"{r['id'].split()[-1]}: {r['decidable'].removeprefix(NO)}" for r in undecided)
+    )
 
 
 def _part(r) -> str:
@@ -47,7 +64,8 @@ def claims(t, config) -> list[dict]:
         else:
             measured = "; ".join(_part(r) for r in rows)
             reading = "; ".join(
-                f"{r['id'].removeprefix(claim).strip()} {r['decidable']}" for r in undecided
+                f"{r['id'].removeprefix(claim).strip()}: {r['decidable'].removeprefix(NO)}"
+                for r in undecided
             )
         out.append(
             row(
@@ -58,9 +76,11 @@ def claims(t, config) -> list[dict]:
                 how=first["how"],
                 measured=measured,
                 value=first["value"] if len(rows) == 1 else math.nan,
-                paper=first["paper"] if isinstance(first["paper"], str) else "— (our prediction)",
+                paper=PAPER.get(claim)
+                or (first["paper"] if isinstance(first["paper"], str) else None)
+                or NOT_THE_PAPERS.get(Kind(first["kind"]), "—"),
                 verdict=combine(v for _, v in parts),
-                decidable="yes" if not undecided else undecided[0]["decidable"],
+                decidable=_decidable(rows, parts),
                 reading=reading,
                 section="smoothness",
                 table="smoothness_claims",
