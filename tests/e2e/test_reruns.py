@@ -62,20 +62,22 @@ def test_a_guard_and_a_plot_size_rerun_only_what_reads_them(survey):
 
 def test_the_plan_does_not_depend_on_the_order_the_run_wrote_its_files(smoke_run):
     """A key that brings in an input (widths.gmm_objective: the sampled pairs) reads as params
-    even when that input is newer than the job's outputs (CI once wrote the pairs after the width
-    sweep, and Snakemake then named only "Updated input files"): the survey leaves out mtime."""
+    even when the run wrote that input after the job (CI once did, and Snakemake then named only
+    "Updated input files"): the survey gives the run's files one time first. Seen failing
+    without it (the reason was "Updated input files")."""
     import os
+    import time
 
     pairs = smoke_run / "results" / "data" / "gmm" / "seed~0" / "pairs.npz"
-    before = pairs.stat()
-    try:
-        os.utime(pairs)  # now: newer than every width cell
-        rc, out = reruns.dry_run(smoke_run, {"widths": {"gmm_objective": "samples"}})
-    finally:
-        os.utime(pairs, ns=(before.st_atime_ns, before.st_mtime_ns))
+    later = time.time_ns() + 10**9
+    os.utime(pairs, ns=(later, later))  # newer than every width cell
+    reruns.settle_times(smoke_run)
+    rc, out = reruns.dry_run(smoke_run, {"widths": {"gmm_objective": "samples"}})
     assert rc == 0, out[-2000:]
     kinds = {kind for rule, kind in reruns.planned_jobs(out) if rule == "train_widths"}
     assert kinds and all("params" in k.split("+") for k in kinds), kinds
+    rc, out = reruns.dry_run(smoke_run, {})
+    assert rc == 0 and "Nothing to be done" in out, out[-2000:]
 
 
 def recorded_params(run, output: str) -> list:

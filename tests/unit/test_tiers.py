@@ -147,10 +147,25 @@ def test_the_derived_rate_is_shown_but_not_counted():
     assert got[-1]["verdict"] == tiers.DIFFERS  # reaching tiers first, misses last
 
 
-def test_the_legend_states_the_constants():
-    text = " ".join(rule for _, rule in tiers.legend())
-    assert f"{tiers.CLOSE_TOLERANCE:.2f}" in text and "3.16" in text
-    assert f"{tiers.ABS_UNITS} units" in text
+def test_the_legend_states_the_rules_the_tiers_apply():
+    """The numbers the report's legend prints, read back from its text, are the boundaries the
+    tier functions apply: a value just inside each stated bound gets the tier, one just outside
+    does not (a legend that drifted from the code, or code from the legend, fails here)."""
+    import re
+
+    rules = dict(tiers.legend())
+    close = float(re.search(r"≤ ([0-9.]+)", rules[tiers.CLOSE]).group(1))
+    factor = float(re.search(r"factor ([0-9.]+)", rules[tiers.ORDER]).group(1))
+    units = int(re.search(r"≤ (\d+) units", rules["within ±u"]).group(1))
+    paper = 2.0
+    assert tiers.scale_tier(paper * (1 + 0.98 * close), paper) == tiers.CLOSE
+    assert tiers.scale_tier(paper * (1 + 1.02 * close), paper) == tiers.ORDER
+    assert tiers.scale_tier(paper * 0.99 * factor, paper) == tiers.ORDER
+    assert tiers.scale_tier(paper * 1.01 * factor, paper) == tiers.DIFFERS
+    assert tiers.scale_tier(paper / (1.01 * factor), paper) == tiers.DIFFERS
+    # bounded quantities, printed with 2 decimals: units of 0.01
+    assert tiers.bounded_tier(0.5 + (units - 0.1) * 0.01, 0.5, 2) == tiers.within_abs(2)
+    assert tiers.bounded_tier(0.5 + (units + 0.1) * 0.01, 0.5, 2) != tiers.within_abs(2)
 
 
 def test_a_wide_interval_does_not_reach():

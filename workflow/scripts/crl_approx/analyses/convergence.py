@@ -47,9 +47,11 @@ import math
 
 import numpy as np
 
+from ..numerics.claims import Verdict
+
 #: a cell is converged when its last-fifth validation drop is at most this share of the effect
 CONVERGED_SHARE = 0.5
-NOT_CONVERGED = "unresolved: not converged"
+NOT_CONVERGED = Verdict.NOT_CONVERGED
 
 
 def run_convergence(val_losses, at_best: bool = False) -> dict:
@@ -107,5 +109,8 @@ def budget_agrees(at_b: float, at_2b: float, tolerance: float) -> bool:
 
 def gate(verdict: str, converged: bool) -> str:
     """A verdict on runs that did not converge is neither a failure nor a success: "fails" and
-    "holds" become "unresolved: not converged" (more training could move either)."""
-    return NOT_CONVERGED if verdict in ("fails", "holds") and not converged else verdict
+    "holds" become "unresolved: not converged" (more training could move either); any other
+    label (a grid's "unresolved: fewer than three widths", "not applicable") passes through. On a
+    :class:`~crl_approx.numerics.claims.Verdict` it is :func:`crl_approx.numerics.claims.gate`."""
+    decided = verdict in (Verdict.HOLDS, Verdict.FAILS)
+    return Verdict.NOT_CONVERGED if decided and not converged else verdict

@@ -24,6 +24,10 @@ def paper_excess(paper: dict) -> dict[int, float]:
 THEORY_HALF_WIDTH = 0.5
 
 
+#: the theory reading of a fit whose local exponents reject one power law
+NO_POWER_LAW = "— (one power law does not fit)"
+
+
 def theory_verdict(lo: float, hi: float, unit: str = "n", theory: float = THEORY_EXPONENT) -> str:
     if not (math.isfinite(lo) and math.isfinite(hi)):
         return "—"
@@ -118,11 +122,11 @@ def pool_rows(dim, pools: pd.DataFrame, level, batch_size, min_epochs) -> list[d
         d_lo, d_hi = powerlaw.t_interval(diff, [v[0] - v[-1] for v in local_seed], level)
         delta = f"first − last local exponent {diff:.2f} [{d_lo:.2f}, {d_hi:.2f}]"
         if d_lo > 0 or d_hi < 0:
-            shape, verdict = f"rejected: {delta}", "— (one power law does not fit)"
+            shape, verdict = f"rejected: {delta}", NO_POWER_LAW
         else:
             shape = f"not rejected: {delta}" if math.isfinite(d_lo) else f"untested: {delta}"
     kinds = {regime(n, steps, batch_size, min_epochs) for n in ns}
-    if kinds != {"pool-bound"} and not verdict.startswith("—"):
+    if kinds != {"pool-bound"} and verdict != NO_POWER_LAW:
         verdict = "— (not every pool is pool-bound)"  # only pool-bound fits meet the theory
     return [
         *rows,

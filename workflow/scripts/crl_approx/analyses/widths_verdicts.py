@@ -28,6 +28,7 @@ import pandas as pd
 
 from ..numerics import powerlaw, saturation
 from ..numerics import widths as wn
+from ..numerics.claims import Verdict, combine
 from . import widths as w
 from .convergence import gate
 
@@ -90,7 +91,7 @@ def w1(fits, eps, level) -> dict:
             f"exponent needs 2, in at least two seeds)"
         )
     else:
-        verdict = "holds" if lo > 0 else "fails" if hi < 0 else "unresolved"
+        verdict = Verdict.HOLDS if lo > 0 else Verdict.FAILS if hi < 0 else Verdict.UNRESOLVED
         measured = (
             f"q_g − q_f = {mean:.3g} [{lo:.3g}, {hi:.3g}] over {int(ok.sum())} seeds "
             f"(q_f = {np.nanmean(qf[ok]):.3g}, q_g = {np.nanmean(qg[ok]):.3g})"
@@ -117,11 +118,11 @@ def w2(fits) -> dict:
         # fall reads "not saturated", and a tie at the grid's end would decide the order
         verdict = FEWER_WIDTHS
     elif f["saturation_hi"] <= g["saturation_lo"]:
-        verdict = "holds"
+        verdict = Verdict.HOLDS
     elif f["saturation_lo"] > g["saturation_hi"]:
-        verdict = "fails"
+        verdict = Verdict.FAILS
     else:
-        verdict = "unresolved"
+        verdict = Verdict.UNRESOLVED
     converged = bool(f["converged"] and g["converged"])
     return {
         "prediction": "W2",
@@ -145,16 +146,9 @@ def w3(fits) -> dict:
             row.saturation_status, None, row.saturation_lo, row.saturation_hi, "", ""
         )
         each.append(gate(saturation.consistent(sat, (1, w.W3_WIDTH)), bool(row.converged)))
-    if "fails" in each:
-        verdict = "fails"
-    elif all(v == "holds" for v in each):
-        verdict = "holds"
-    elif any(v == gate("fails", False) for v in each):
-        verdict = gate("fails", False)
-    else:
-        verdict = "unresolved"
+    verdict = combine(each)
     # the convergence of what decided it: a miss is decided by converged towers only
-    converged = True if verdict == "fails" else bool(fits["converged"].all())
+    converged = True if verdict == Verdict.FAILS else bool(fits["converged"].all())
     labels = ", ".join(f"{r.tower}: {r.saturation}" for r in fits.itertuples())
     return {
         "prediction": "W3",

@@ -9,6 +9,7 @@ from collections import Counter
 import pandas as pd
 
 from ..numerics import claims, tiers
+from ..numerics.claims import Verdict
 
 #: the order of the verdicts in the counts line, by the css class of their line
 ORDER = ("match", "order", "differs")
@@ -148,7 +149,7 @@ def lcgm_lines(lcgm: dict, src=_no_src) -> list[dict]:
         )
         # the LCGM table's verdict (against {K − 1, K}, gated by convergence): one judgement
         verdict = sat.get("verdict", "unresolved")
-        ok = verdict == "holds"
+        ok = verdict == Verdict.HOLDS
     lines.append(
         _line(
             "LCGM: the alignment quality (mean of the two probe R²) saturates at D = K "
