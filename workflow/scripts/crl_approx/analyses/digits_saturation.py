@@ -22,7 +22,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from ..numerics.claims import combine
+from ..numerics.claims import Verdict, combine
 from ..numerics.saturation import RULE_DATE, consistent, from_runs
 from ..numerics.tiers import CLOSE_TOLERANCE
 from .convergence import cell_convergence, gate
@@ -118,8 +118,8 @@ def saturation_verdicts(runs: pd.DataFrame, sat: pd.DataFrame, conv: pd.DataFram
             s = runs[(runs["pairing"] == pairing) & (runs["D"] > k)].groupby("D")
             ent = s["effective_rank"].mean().max() if len(s) else np.nan
             var = s["effective_rank_variance"].mean().max() if len(s) else np.nan
-            rank_ok = "holds" if not np.isfinite(ent) or ent <= k else "fails"
-            var_ok = "holds" if not np.isfinite(var) or var <= k else "fails"
+            rank_ok = Verdict.HOLDS if not np.isfinite(ent) or ent <= k else Verdict.FAILS
+            var_ok = Verdict.HOLDS if not np.isfinite(var) or var <= k else Verdict.FAILS
             row |= {
                 "max_effective_rank_above_K": ent,
                 "max_variance_rank_above_K": var,

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ..models import digits as dg
+from ..numerics.claims import Verdict
 from ..numerics.stats import summarise
 from . import probes
 from .digits import evaluate_run, halves_cancorr
@@ -97,7 +98,7 @@ def verdict_table(sweep: pd.DataFrame, elbows: pd.DataFrame) -> pd.DataFrame:
             above = s.loc[s["D"] > k, "effective_rank_mean"]
             row["max_effective_rank_above_K"] = float(above.max()) if len(above) else np.nan
             ok = ok and bool(len(above) == 0 or above.max() <= k)
-        row["verdict"] = "holds" if ok else "fails"
+        row["verdict"] = Verdict.HOLDS if ok else Verdict.FAILS
         rows.append(row)
     return pd.DataFrame(rows)
 

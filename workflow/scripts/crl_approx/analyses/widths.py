@@ -13,6 +13,7 @@ import pandas as pd
 
 from ..numerics import powerlaw, saturation
 from ..numerics import widths as wn
+from ..numerics.claims import Verdict
 from ..numerics.tiers import CLOSE_TOLERANCE
 from .convergence import cell_convergence, gate
 
@@ -193,7 +194,13 @@ def data_check(runs, cells, eps_table, level) -> dict | None:
     if not math.isfinite(smallest) or not math.isfinite(err_hi):
         verdict = "unresolved"
     else:
-        verdict = "holds" if err_hi < smallest else "fails" if err_lo > smallest else "unresolved"
+        verdict = (
+            Verdict.HOLDS
+            if err_hi < smallest
+            else Verdict.FAILS
+            if err_lo > smallest
+            else Verdict.UNRESOLVED
+        )
     at = cells[(cells["world"] == "lcgm") & (cells["width"] == width)]
     converged = bool(at["converged"].all())
     return {

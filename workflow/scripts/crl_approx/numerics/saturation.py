@@ -57,6 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from .claims import Verdict
 from .tiers import CLOSE_TOLERANCE
 
 SATURATED = "saturated"
@@ -243,17 +244,17 @@ def consistent(result: Saturation, predicted) -> str:
     if isinstance(predicted, tuple):
         p_lo, p_hi = predicted
         if p_lo <= lo and hi <= p_hi:
-            return "holds"
-        return "fails" if lo > p_hi or (hi < p_lo and below_ok) else "unresolved"
+            return Verdict.HOLDS
+        return Verdict.FAILS if lo > p_hi or (hi < p_lo and below_ok) else Verdict.UNRESOLVED
     allowed = set(predicted)
     if math.isinf(hi):
-        return "fails" if lo > max(allowed) else "unresolved"
+        return Verdict.FAILS if lo > max(allowed) else Verdict.UNRESOLVED
     span = set(range(int(lo), int(hi) + 1))
     if span <= allowed:
-        return "holds"
+        return Verdict.HOLDS
     if lo > max(allowed) or (not span & allowed and below_ok):
-        return "fails"
-    return "unresolved"
+        return Verdict.FAILS
+    return Verdict.UNRESOLVED
 
 
 def from_runs(runs, column: str, increasing: bool, **kw) -> Saturation:

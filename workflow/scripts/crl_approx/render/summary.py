@@ -109,7 +109,7 @@ def excess_tail_line(spectrum: pd.DataFrame, src=_no_src) -> dict:
         f"largest truncation excess / spectral tail over D = {worst:.3f}",
         f"paper: excess ≲ tail; the bound ≤ τ/2 = {bound:g} is ours (second-order expansion), "
         "checked on the mixture only",
-        "holds" if ok else "fails",
+        Verdict.HOLDS if ok else Verdict.FAILS,
         "match" if ok else "differs",
         "table1",
         src.derived(
@@ -137,7 +137,7 @@ def lcgm_lines(lcgm: dict, src=_no_src) -> list[dict]:
     elbow = "none (no D stays in its band)" if lcgm["elbow"] is None else f"D = {lcgm['elbow']}"
     ours = f"elbow rule (pre-registered, seed-mean curve): {elbow}"
     ok = lcgm["elbow"] == k  # a relation of the run's own K: it needs no paper value
-    verdict = "holds" if ok else "fails"
+    verdict = Verdict.HOLDS if ok else Verdict.FAILS
     if sat is not None:  # the saturation rule of 2026-12-01 decides; the elbow rule beside it
         c = sat["converged"]
         measured = c == c and c is not None  # NaN: not measured
