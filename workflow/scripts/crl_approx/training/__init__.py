@@ -9,6 +9,7 @@
 - ``population``: the population objective on any 1-D world's quadratures (Experiment S).
 - ``budget``: pairs seen and distinct pairs of a protocol (``pair_counts``).
 - ``gpu_slots``: one card per concurrent job on a multi-GPU workstation.
+- ``host``: what a job sets before its first step (threads, allocator, device).
 
 Imports ``models`` and ``numerics``; never an analysis or the presentation.
 """

@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import logging
 import math
-import os
 import time
 
 import torch
 
 from ..runtime import phase
 from .batches import fresh_batches, pool_batches, stack_pairs
+from .host import configure_threads, select_device  # noqa: F401 (the jobs import them here)
 from .towers import StackedTwoTower, per_replica
 
 log = logging.getLogger(__name__)
@@ -41,20 +41,6 @@ log = logging.getLogger(__name__)
 
 class TrainingDiverged(RuntimeError):
     """A non-finite or exploding loss: the job fails instead of writing a number."""
-
-
-# --- runtime --------------------------------------------------------------------------------------
-def configure_threads(threads: int, device: torch.device) -> None:
-    """Fix the thread count: on a CPU the kernels used here are deterministic for a fixed thread
-    count. On CUDA, also ask for deterministic algorithms (not on CPU: the call imports torch's
-    compiler stack, ~6 s, for nothing)."""
-    torch.set_num_threads(max(1, int(threads)))
-    # Subnormal floats (Adam's second moments of tiny gradients) are ~100x slower on x86 CPUs;
-    # flushing them to zero changes nothing measurable and speeds up late epochs.
-    torch.set_flush_denormal(True)
-    if device.type == "cuda":
-        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-        torch.use_deterministic_algorithms(True)
 
 
 class FusedAdamW:
@@ -131,21 +117,6 @@ def check_losses(values, seeds, epoch: int, train: dict) -> None:
             f"{train['max_loss']} ({which}): stopping without writing results for any seed "
             f"(try a smaller train.lr)"
         )
-
-
-def select_device(prefer: str = "auto") -> torch.device:
-    """CUDA when a GPU is visible (and not disabled): the card of the slot this job holds
-    (:mod:`crl_approx.training.gpu_slots`), else the CPU, with a log line either way."""
-    if prefer != "cpu" and torch.cuda.is_available():
-        from .gpu_slots import claimed_index
-
-        index = claimed_index()
-        dev = torch.device("cuda", index)
-        log.info("device: cuda:%d (%s)", index, torch.cuda.get_device_name(index))
-    else:
-        dev = torch.device("cpu")
-        log.info("device: cpu (no GPU visible%s)", "" if prefer == "auto" else ", forced")
-    return dev
 
 
 # --- objectives -----------------------------------------------------------------------------------

@@ -1,0 +1,162 @@
+"""The allocator setting of the training jobs (crl_approx.training.host.configure_allocator),
+measured side by side in one run: the same training steps with glibc's default allocator and with
+the jobs' setting, alternating, each in a fresh interpreter (mallopt is per process), one thread.
+
+Per cell type (the sampled objective on the mixture at D = 2 and on the LCGM at D = 8, the
+population objective on the mixture at D = 2; 3 stacked seeds, the default config's model) it
+prints the step loop's CPU time per step (user + system, getrusage of the child), the minor page
+faults per step, the ratio default / configured, and whether the final parameters are bitwise
+equal (they must be: an allocator places memory, it computes nothing). Nothing else should run
+on the host.
+
+    python3 benchmarks/allocator.py [--steps 400] [--repeats 3] [--out benchmarks/allocator.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPTS = REPO / "workflow" / "scripts"
+CELLS = ("gmm_samples_D2", "lcgm_samples_D8", "gmm_population_D2")
+
+
+def child(cell: str, steps: int) -> dict:
+    """One measurement, in this (fresh) interpreter: ``steps`` training steps of ``cell``."""
+    import hashlib
+    import resource
+
+    import numpy as np
+    import torch
+    import yaml
+
+    sys.path.insert(0, str(SCRIPTS))
+    from crl_approx.models.gmm import GaussianMixture
+    from crl_approx.training.batches import pool_batches
+    from crl_approx.training.evaluation import Grid
+    from crl_approx.training.loops import batch_loss, configure_threads, make_optimizer, run_steps
+    from crl_approx.training.towers import build_model
+
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    train, seeds, tau = cfg["train"], cfg["seeds"], cfg["tau"]
+    dev = torch.device("cpu")
+    configure_threads(1, dev)  # the allocator too, unless CRL_DEFAULT_ALLOCATOR=1
+    world, objective, dim = cell.split("_")
+    dim = int(dim[1:])
+    d_in = (cfg["lcgm"]["d_x"], cfg["lcgm"]["d_y"]) if world == "lcgm" else (1, 1)
+    model = build_model(seeds, *d_in, dim, train)
+    opt = make_optimizer(model, train, steps)
+    if objective == "population":
+        mix = GaussianMixture.from_config(cfg["gmm"])
+        grid = Grid.from_mixture(mix, train["population_nodes"], torch.float32, dev)
+        r = model.replicas
+        gx = grid.x.expand(r, *grid.x.shape).contiguous()
+        gy = grid.y.expand(r, *grid.y.shape).contiguous()
+
+        def step_loss():
+            return grid.loss(model(gx, gy), tau)
+
+    else:
+        rng = np.random.default_rng(0)
+        n = 64 * train["batch_size"]
+        x = torch.as_tensor(rng.standard_normal((len(seeds), n, d_in[0])), dtype=torch.float32)
+        y = torch.as_tensor(rng.standard_normal((len(seeds), n, d_in[1])), dtype=torch.float32)
+        gens = [torch.Generator().manual_seed(s) for s in seeds]
+        step_loss = batch_loss(model, pool_batches(x, y, gens, train["batch_size"]), tau)
+    run_steps(model, opt, step_loss, 20)  # warm-up: first-touch of the working set
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    run_steps(model, opt, step_loss, steps)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    digest = hashlib.sha256()
+    for p in model.parameters():
+        digest.update(p.detach().numpy().tobytes())
+    return {
+        "cpu_ms_per_step": 1e3 * cpu / steps,
+        "system_share": (after.ru_stime - before.ru_stime) / cpu if cpu else 0.0,
+        "faults_per_step": (after.ru_minflt - before.ru_minflt) / steps,
+        "params_sha256": digest.hexdigest(),
+    }
+
+
+def measure(cell: str, steps: int, default_allocator: bool) -> dict:
+    env = dict(os.environ, CRL_DEFAULT_ALLOCATOR="1" if default_allocator else "0")
+    env["OMP_NUM_THREADS"] = "1"
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", cell, "--steps", str(steps)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--steps", type=int, default=400)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--cells", default=",".join(CELLS))
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(args.child, args.steps)))
+        return 0
+    rows = []
+    for cell in args.cells.split(","):
+        runs = {True: [], False: []}
+        for _ in range(args.repeats):  # alternating: drift of the host hits both alike
+            for default in (True, False):
+                runs[default].append(measure(cell, args.steps, default))
+
+        def med(key, default, runs=runs):
+            return statistics.median(r[key] for r in runs[default])
+
+        same = len({r["params_sha256"] for rs in runs.values() for r in rs}) == 1
+        row = {
+            "cell": cell,
+            "default_cpu_ms_per_step": round(med("cpu_ms_per_step", True), 3),
+            "configured_cpu_ms_per_step": round(med("cpu_ms_per_step", False), 3),
+            "default_faults_per_step": round(med("faults_per_step", True), 1),
+            "configured_faults_per_step": round(med("faults_per_step", False), 1),
+            "default_system_share": round(med("system_share", True), 3),
+            "configured_system_share": round(med("system_share", False), 3),
+            "bitwise_equal": same,
+        }
+        row["ratio"] = round(row["default_cpu_ms_per_step"] / row["configured_cpu_ms_per_step"], 3)
+        rows.append(row)
+        print(
+            f"{cell:20s} CPU/step {row['default_cpu_ms_per_step']:7.3f} -> "
+            f"{row['configured_cpu_ms_per_step']:7.3f} ms ({row['ratio']:.2f}x); faults/step "
+            f"{row['default_faults_per_step']:6.1f} -> {row['configured_faults_per_step']:5.1f}; "
+            f"system {row['default_system_share']:.1%} -> {row['configured_system_share']:.1%}; "
+            f"bitwise equal: {same}"
+        )
+    if args.out:
+        import torch
+
+        record = {
+            "date": dt.date.today().isoformat(),
+            "commit": subprocess.run(
+                ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True
+            ).stdout.strip(),
+            "torch": torch.__version__,
+            "steps": args.steps,
+            "repeats": args.repeats,
+            "load_before": os.getloadavg()[0],
+            "cells": rows,
+        }
+        args.out.write_text(json.dumps(record, indent=1) + "\n")
+    return 0 if all(r["bitwise_equal"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
