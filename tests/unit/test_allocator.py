@@ -15,7 +15,7 @@ from conftest import REPO
 
 def steps(cell: str, default_allocator: bool) -> dict:
     env = dict(os.environ, CRL_DEFAULT_ALLOCATOR="1" if default_allocator else "0")
-    script = REPO / "benchmarks" / "allocator.py"
+    script = REPO / "benchmarks" / "step_levers.py"
     out = subprocess.run(
         [sys.executable, str(script), "--child", cell, "--steps", "30"],
         capture_output=True,

@@ -171,14 +171,19 @@ def dry_run(run_dir: Path, override: dict) -> tuple[int, str]:
 
 
 def settle_times(run_dir: Path) -> None:
-    """Give every file under the run's ``results/`` one modification time, the newest of them.
+    """Give every file the run's jobs wrote (``results/``, their benchmark files and logs) one
+    modification time, the newest of them.
     A key can bring an input into a job (widths.gmm_objective: the mixture's sampled pairs into
     the width sweep) that the run happened to write after the job; Snakemake then names only
     "Updated input files" (it checks times before params), and the survey would depend on the
     order the run wrote its files (CI once differed from the committed map on that). With one
     time nothing is newer than anything: the rerun reasons are the key's. The run stays complete
     (nothing is older than its inputs)."""
-    files = [p for p in (Path(run_dir) / "results").rglob("*") if p.is_file()]
+    run_dir = Path(run_dir)
+    # a job's oldest output, as Snakemake reads it, includes its benchmark file (and its log)
+    files = [p for p in (run_dir / "results").rglob("*") if p.is_file()]
+    files += [p for p in (run_dir / "benchmarks").rglob("*.tsv") if p.is_file()]
+    files += [p for p in (run_dir / "logs").rglob("*") if p.is_file()]
     if not files:
         return
     newest = max(p.stat().st_mtime_ns for p in files)

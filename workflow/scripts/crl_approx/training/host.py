@@ -41,7 +41,7 @@ def configure_threads(threads: int, device: torch.device) -> None:
     count. On CUDA, also ask for deterministic algorithms (not on CPU: the call imports torch's
     compiler stack, ~6 s, for nothing). Also keeps the step's allocations in the heap
     (:func:`configure_allocator`)."""
-    if os.environ.get("CRL_DEFAULT_ALLOCATOR") != "1":  # benchmarks/allocator.py compares
+    if os.environ.get("CRL_DEFAULT_ALLOCATOR") != "1":  # benchmarks/step_levers.py compares
         configure_allocator()
     torch.set_num_threads(max(1, int(threads)))
     # Subnormal floats (Adam's second moments of tiny gradients) are ~100x slower on x86 CPUs;

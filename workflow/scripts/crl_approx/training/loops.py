@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import time
 
 import torch
@@ -160,10 +161,15 @@ def run_steps(model, opt, step_loss, n_steps: int, after_step=None):
     change the model or draw random numbers)."""
     p = next(model.parameters())
     total = torch.zeros(model.replicas, dtype=p.dtype, device=p.device)
+    by_hand = getattr(step_loss, "sets_grad", False)  # the step writes its own gradients
     for _ in range(n_steps):
-        loss = step_loss()
-        opt.zero_grad()
-        loss.sum().backward()
+        if by_hand:
+            opt.zero_grad()
+            loss = step_loss()
+        else:
+            loss = step_loss()
+            opt.zero_grad()
+            loss.sum().backward()
         opt.step()
         total += loss.detach()
         if after_step is not None:
@@ -171,8 +177,22 @@ def run_steps(model, opt, step_loss, n_steps: int, after_step=None):
     return total / max(1, n_steps)
 
 
-def batch_loss(model, batches, tau: float):
-    """``step_loss`` of :func:`run_steps` for minibatches: in-batch InfoNCE on the next batch."""
+def batch_loss(model, batches, tau: float, by_hand: bool | None = None):
+    """``step_loss`` of :func:`run_steps` for minibatches: in-batch InfoNCE on the next batch. For
+    the inner-product score the step's forward and backward are written by hand
+    (:func:`.manual.in_batch_step`, bitwise autograd's; ``by_hand=False`` or
+    CRL_AUTOGRAD_STEP=1 keeps autograd, for benchmarks/step_levers.py)."""
+    if by_hand is None:
+        by_hand = model.score == "inner" and os.environ.get("CRL_AUTOGRAD_STEP") != "1"
+    if by_hand:
+        from .manual import in_batch_step
+
+        def step_loss():
+            xb, yb = next(batches)
+            return in_batch_step(model, xb, yb, tau)
+
+        step_loss.sets_grad = True
+        return step_loss
 
     def step_loss():
         xb, yb = next(batches)
@@ -250,8 +270,17 @@ def fit_population(model, grid, train: dict, tau: float, end_epoch) -> int:
     gx = grid.x.expand(r, *grid.x.shape).contiguous()
     gy = grid.y.expand(r, *grid.y.shape).contiguous()
 
-    def step_loss():
-        return grid.loss(model(gx, gy), tau)
+    if model.score == "inner" and os.environ.get("CRL_AUTOGRAD_STEP") != "1":
+        from .manual import population_step
+
+        def step_loss():  # forward and backward by hand, bitwise autograd's
+            return population_step(model, grid, gx, gy, tau)
+
+        step_loss.sets_grad = True
+    else:
+
+        def step_loss():
+            return grid.loss(model(gx, gy), tau)
 
     steps = train["population_steps"]
     return fit_checkpoints(model, step_loss, steps, train, end_epoch, lambda: None)

@@ -1,15 +1,21 @@
-"""The allocator setting of the training jobs (crl_approx.training.host.configure_allocator),
-measured side by side in one run: the same training steps with glibc's default allocator and with
-the jobs' setting, alternating, each in a fresh interpreter (mallopt is per process), one thread.
+"""The training step's levers (issue 35), measured side by side in one run: the same training
+steps in three modes, alternating, each in a fresh interpreter (mallopt is per process), one
+thread:
+
+  before     glibc's default allocator, autograd's step (CRL_DEFAULT_ALLOCATOR=1,
+             CRL_AUTOGRAD_STEP=1);
+  allocator  the jobs' allocator setting (crl_approx.training.host.configure_allocator), autograd;
+  after      the allocator setting and the hand-written step (crl_approx.training.manual), what
+             the training jobs run (the population objective and the cosine score keep autograd).
 
 Per cell type (the sampled objective on the mixture at D = 2 and on the LCGM at D = 8, the
 population objective on the mixture at D = 2; 3 stacked seeds, the default config's model) it
 prints the step loop's CPU time per step (user + system, getrusage of the child), the minor page
-faults per step, the ratio default / configured, and whether the final parameters are bitwise
-equal (they must be: an allocator places memory, it computes nothing). Nothing else should run
-on the host.
+faults per step, the ratios to ``before``, and whether the final parameters are bitwise equal in
+every mode (they must be). Nothing else should run on the host.
 
-    python3 benchmarks/allocator.py [--steps 400] [--repeats 3] [--out benchmarks/allocator.json]
+    python3 benchmarks/step_levers.py [--steps 400] [--repeats 3]
+                                      [--out benchmarks/step_levers.json]
 """
 
 from __future__ import annotations
@@ -86,8 +92,13 @@ def child(cell: str, steps: int) -> dict:
     }
 
 
-def measure(cell: str, steps: int, default_allocator: bool) -> dict:
-    env = dict(os.environ, CRL_DEFAULT_ALLOCATOR="1" if default_allocator else "0")
+#: mode -> (CRL_DEFAULT_ALLOCATOR, CRL_AUTOGRAD_STEP)
+MODES = {"before": ("1", "1"), "allocator": ("0", "1"), "after": ("0", "0")}
+
+
+def measure(cell: str, steps: int, mode: str) -> dict:
+    allocator, autograd = MODES[mode]
+    env = dict(os.environ, CRL_DEFAULT_ALLOCATOR=allocator, CRL_AUTOGRAD_STEP=autograd)
     env["OMP_NUM_THREADS"] = "1"
     out = subprocess.run(
         [sys.executable, __file__, "--child", cell, "--steps", str(steps)],
@@ -112,32 +123,30 @@ def main(argv=None) -> int:
         return 0
     rows = []
     for cell in args.cells.split(","):
-        runs = {True: [], False: []}
-        for _ in range(args.repeats):  # alternating: drift of the host hits both alike
-            for default in (True, False):
-                runs[default].append(measure(cell, args.steps, default))
+        runs = {mode: [] for mode in MODES}
+        for _ in range(args.repeats):  # alternating: drift of the host hits every mode alike
+            for mode in MODES:
+                runs[mode].append(measure(cell, args.steps, mode))
 
-        def med(key, default, runs=runs):
-            return statistics.median(r[key] for r in runs[default])
+        def med(key, mode, runs=runs):
+            return statistics.median(r[key] for r in runs[mode])
 
         same = len({r["params_sha256"] for rs in runs.values() for r in rs}) == 1
-        row = {
-            "cell": cell,
-            "default_cpu_ms_per_step": round(med("cpu_ms_per_step", True), 3),
-            "configured_cpu_ms_per_step": round(med("cpu_ms_per_step", False), 3),
-            "default_faults_per_step": round(med("faults_per_step", True), 1),
-            "configured_faults_per_step": round(med("faults_per_step", False), 1),
-            "default_system_share": round(med("system_share", True), 3),
-            "configured_system_share": round(med("system_share", False), 3),
-            "bitwise_equal": same,
-        }
-        row["ratio"] = round(row["default_cpu_ms_per_step"] / row["configured_cpu_ms_per_step"], 3)
+        row = {"cell": cell, "bitwise_equal": same}
+        for mode in MODES:
+            row[f"{mode}_cpu_ms_per_step"] = round(med("cpu_ms_per_step", mode), 3)
+            row[f"{mode}_faults_per_step"] = round(med("faults_per_step", mode), 1)
+            row[f"{mode}_system_share"] = round(med("system_share", mode), 3)
+        for mode in ("allocator", "after"):
+            row[f"{mode}_speedup"] = round(
+                row["before_cpu_ms_per_step"] / row[f"{mode}_cpu_ms_per_step"], 3
+            )
         rows.append(row)
         print(
-            f"{cell:20s} CPU/step {row['default_cpu_ms_per_step']:7.3f} -> "
-            f"{row['configured_cpu_ms_per_step']:7.3f} ms ({row['ratio']:.2f}x); faults/step "
-            f"{row['default_faults_per_step']:6.1f} -> {row['configured_faults_per_step']:5.1f}; "
-            f"system {row['default_system_share']:.1%} -> {row['configured_system_share']:.1%}; "
+            f"{cell:18s} CPU/step ms: before {row['before_cpu_ms_per_step']:7.3f}, allocator "
+            f"{row['allocator_cpu_ms_per_step']:7.3f} ({row['allocator_speedup']:.2f}x), after "
+            f"{row['after_cpu_ms_per_step']:7.3f} ({row['after_speedup']:.2f}x); faults/step "
+            f"{row['before_faults_per_step']:.0f} -> {row['after_faults_per_step']:.0f}; "
             f"bitwise equal: {same}"
         )
     if args.out:
