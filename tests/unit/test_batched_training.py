@@ -384,3 +384,52 @@ def test_cosine_training_learns_the_scale_and_reports_it():
     np.testing.assert_allclose(norms, math.sqrt(metrics["cosine_scale"]), rtol=1e-5)
     inner = _one("population", 0, None)[1]
     assert inner["score"] == "inner" and inner["cosine_scale"] is None
+
+
+def test_a_seed_on_the_fresh_stream_does_not_depend_on_the_seeds_beside_it():
+    """The fresh-stream path (the sample-size study): seed 0 alone and beside seeds 1, 2 (listed
+    after seed 2): bitwise the same metrics and weights; the others are other models."""
+    val = [gmm_pairs(GMM, seed, splits=("val",)) for seed in (0, 1, 2)]
+
+    def fresh(seeds):
+        mine = [val[s] for s in seeds]
+        return train_gmm(GMM, TRAIN, TAU, 2, seeds, "samples", 1, mine, steps=40, fresh=True)
+
+    alone = fresh([0])
+    model, metrics, _ = fresh([2, 0, 1])
+    assert _strip(alone[1][0]) == _strip(metrics[1])
+    for a, b in zip(alone[0].parameters(), model.replica(1).parameters(), strict=True):
+        assert torch.equal(a, b)
+    assert not torch.equal(model.f[0][0], model.f[0][1])
+
+
+def test_an_lcgm_seed_does_not_depend_on_the_seeds_beside_it():
+    """The LCGM path (inputs of 8 dimensions, probes' data): seed 1 alone and beside seed 0."""
+    from crl_approx.models.data import lcgm_pairs
+    from crl_approx.training.cells import train_lcgm
+
+    lcgm = {
+        "K": 4,
+        "d_x": 8,
+        "d_y": 8,
+        "prior": "uniform",
+        "mean_x": 6.0,
+        "sigma_x": 0.9,
+        "mean_y": 3.5,
+        "sigma_y": 1.0,
+        "design_seed": 7,
+        "n_train": 1024,
+        "n_val": 512,
+        "n_probe_fit": 256,
+        "n_probe_test": 256,
+        "n_checkpoint": 8,
+    }
+    data = [lcgm_pairs(lcgm, seed) for seed in (0, 1)]
+    train = dict(TRAIN, epochs=2)
+    alone = train_lcgm(lcgm, train, TAU, 4, [1], 1, [data[1]])
+    both = train_lcgm(lcgm, train, TAU, 4, [0, 1], 1, data)
+    assert _strip(alone[1][0]) == _strip(both[1][1])
+    for key in alone[2][0]:
+        np.testing.assert_array_equal(alone[2][0][key], both[2][1][key])
+    for a, b in zip(alone[0].parameters(), both[0].replica(1).parameters(), strict=True):
+        assert torch.equal(a, b)
