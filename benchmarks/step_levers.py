@@ -47,7 +47,13 @@ def child(cell: str, steps: int) -> dict:
     from crl_approx.models.gmm import GaussianMixture
     from crl_approx.training.batches import pool_batches
     from crl_approx.training.evaluation import Grid
-    from crl_approx.training.loops import batch_loss, configure_threads, make_optimizer, run_steps
+    from crl_approx.training.loops import (
+        batch_loss,
+        configure_threads,
+        make_optimizer,
+        population_loss,
+        run_steps,
+    )
     from crl_approx.training.towers import build_model
 
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
@@ -62,12 +68,7 @@ def child(cell: str, steps: int) -> dict:
     if objective == "population":
         mix = GaussianMixture.from_config(cfg["gmm"])
         grid = Grid.from_mixture(mix, train["population_nodes"], torch.float32, dev)
-        r = model.replicas
-        gx = grid.x.expand(r, *grid.x.shape).contiguous()
-        gy = grid.y.expand(r, *grid.y.shape).contiguous()
-
-        def step_loss():
-            return grid.loss(model(gx, gy), tau)
+        step_loss = population_loss(model, grid, tau)  # the jobs' step (CRL_AUTOGRAD_STEP)
 
     else:
         rng = np.random.default_rng(0)

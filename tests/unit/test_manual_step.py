@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from crl_approx.training.batches import pool_batches
-from crl_approx.training.loops import batch_loss, make_optimizer, run_steps
+from crl_approx.training.loops import batch_loss, make_optimizer, population_loss, run_steps
 from crl_approx.training.towers import build_model
 
 #: not a power of two: 1/τ and τ/B round, so a reordered scale would show
@@ -61,25 +61,13 @@ def train_population(seeds, dim: int, by_hand: bool, steps: int = 25):
     from conftest import REPO
     from crl_approx.models.gmm import GaussianMixture
     from crl_approx.training.evaluation import Grid
-    from crl_approx.training.manual import population_step
 
     gmm = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["gmm"]
     grid = Grid.from_mixture(GaussianMixture.from_config(gmm), 24, torch.float32, "cpu")
     model = build_model(seeds, 1, 1, dim, TRAIN)
     opt = make_optimizer(model, TRAIN, steps)
-    r = len(seeds)
-    gx = grid.x.expand(r, *grid.x.shape).contiguous()
-    gy = grid.y.expand(r, *grid.y.shape).contiguous()
-    if by_hand:
-
-        def step():
-            return population_step(model, grid, gx, gy, TAU)
-
-        step.sets_grad = True
-    else:
-
-        def step():
-            return grid.loss(model(gx, gy), TAU)
+    step = population_loss(model, grid, TAU, by_hand=by_hand)
+    assert getattr(step, "sets_grad", False) == by_hand
 
     losses = [run_steps(model, opt, step, 1) for _ in range(steps)]
     return model, torch.stack(losses)

@@ -263,25 +263,35 @@ def fit_stream(model, batches, total: int, val, train: dict, tau: float, end_epo
     return fit_checkpoints(model, step_loss, total, train, end_epoch, validate)
 
 
-def fit_population(model, grid, train: dict, tau: float, end_epoch) -> int:
-    """The ``population`` objective: full-batch steps on the exact population loss on ``grid``,
-    split into ``train.epochs`` checkpoints (val_loss None: the caller evaluates on its grid)."""
+def population_loss(model, grid, tau: float, by_hand: bool | None = None):
+    """``step_loss`` of :func:`run_steps` for the ``population`` objective: the exact population
+    loss on ``grid`` of every replica. For the inner-product score forward and backward are
+    written by hand (:func:`.manual.population_step`, bitwise autograd's; ``by_hand=False`` or
+    CRL_AUTOGRAD_STEP=1 keeps autograd, for benchmarks/step_levers.py)."""
     r = model.replicas
     gx = grid.x.expand(r, *grid.x.shape).contiguous()
     gy = grid.y.expand(r, *grid.y.shape).contiguous()
-
-    if model.score == "inner" and os.environ.get("CRL_AUTOGRAD_STEP") != "1":
+    if by_hand is None:
+        by_hand = model.score == "inner" and os.environ.get("CRL_AUTOGRAD_STEP") != "1"
+    if by_hand:
         from .manual import population_step
 
-        def step_loss():  # forward and backward by hand, bitwise autograd's
+        def step_loss():
             return population_step(model, grid, gx, gy, tau)
 
         step_loss.sets_grad = True
-    else:
+        return step_loss
 
-        def step_loss():
-            return grid.loss(model(gx, gy), tau)
+    def step_loss():
+        return grid.loss(model(gx, gy), tau)
 
+    return step_loss
+
+
+def fit_population(model, grid, train: dict, tau: float, end_epoch) -> int:
+    """The ``population`` objective: full-batch steps on the exact population loss on ``grid``,
+    split into ``train.epochs`` checkpoints (val_loss None: the caller evaluates on its grid)."""
+    step_loss = population_loss(model, grid, tau)
     steps = train["population_steps"]
     return fit_checkpoints(model, step_loss, steps, train, end_epoch, lambda: None)
 
