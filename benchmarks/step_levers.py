@@ -9,7 +9,8 @@ thread:
              the training jobs run (the population objective and the cosine score keep autograd).
 
 Per cell type (the sampled objective on the mixture at D = 2 and on the LCGM at D = 8, the
-population objective on the mixture at D = 2; 3 stacked seeds, the default config's model) it
+population objective on the mixture at D = 2 with the inner and the cosine score; 3 stacked
+seeds, the default config's model) it
 prints the step loop's CPU time per step (user + system, getrusage of the child), the minor page
 faults per step, the ratios to ``before``, and whether the final parameters are bitwise equal in
 every mode (they must be). Nothing else should run on the host.
@@ -31,7 +32,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "workflow" / "scripts"
-CELLS = ("gmm_samples_D2", "lcgm_samples_D8", "gmm_population_D2")
+CELLS = ("gmm_samples_D2", "lcgm_samples_D8", "gmm_population_D2", "gmm_cosine_population_D2")
 
 
 def child(cell: str, steps: int) -> dict:
@@ -60,8 +61,10 @@ def child(cell: str, steps: int) -> dict:
     train, seeds, tau = cfg["train"], cfg["seeds"], cfg["tau"]
     dev = torch.device("cpu")
     configure_threads(1, dev)  # the allocator too, unless CRL_DEFAULT_ALLOCATOR=1
-    world, objective, dim = cell.split("_")
-    dim = int(dim[1:])
+    parts = cell.split("_")
+    world, objective, dim = parts[0], parts[-2], int(parts[-1][1:])
+    if "cosine" in parts:  # the cosine score (autograd's step in every mode)
+        train = train | {"score": "cosine"}
     d_in = (cfg["lcgm"]["d_x"], cfg["lcgm"]["d_y"]) if world == "lcgm" else (1, 1)
     model = build_model(seeds, *d_in, dim, train)
     opt = make_optimizer(model, train, steps)

@@ -113,6 +113,8 @@ def test_a_trained_miss_fails_only_on_runs_that_converged(converged, expected):
         if converged
         else "6 of 6 converged cells within 10 % of the paper's; 2 not converged"
     )
+    if not converged:  # both D = 8 cells, whatever their tier
+        assert rows["T1 MLP population"]["part_counts"] == "6 hold, 2 not converged"
     assert "3×" in rows["T1 MLP population"]["reading"]
 
 
@@ -132,7 +134,7 @@ def test_the_stated_protocols_reading_names_its_largest_budget():
     t = Crafted(table1=table1(mlp_factor=3.0), dynamics=dynamics_table(False), sample_size=study)
     row = by_id(paper.trained(t, CONFIG))["T1 MLP samples"]
     assert row["verdict"] == Verdict.NOT_CONVERGED
-    assert "4× budget: 1.4× (D = 8)" in row["reading"]
+    assert "4×, fresh pairs: 1.4× (D = 8)" in row["reading"]
 
 
 def test_a_registered_fail_stays_registered_and_the_reading_names_the_optimum():
@@ -152,19 +154,20 @@ def test_a_registered_fail_stays_registered_and_the_reading_names_the_optimum():
     rows.append({**rows[-1], "D": 8, "alignment_verdict": "unresolved: not converged"})
     row = dynamics.alignment(Crafted(dynamics=pd.DataFrame(rows)), CONFIG)[0]
     assert row["verdict"] == Verdict.FAILS  # D = 4's miss converged
-    assert "rank-4 InfoNCE optimum (0.998), itself 0.834 to ψ" in row["reading"]
+    said = "D = 4 (post hoc, f): reaches the rank-4 optimum (0.998), itself 0.834 to ψ"
+    assert said in row["reading"]
     assert "D = 8 not converged" in row["reading"]
     assert row["part_counts"] == "1 holds, 1 fails, 1 not converged"
     # the smallest statistic of the decided D (D = 8's own 0.83 is not read: it did not converge)
     rows[-1]["alignment_statistic"] = 0.1
     row = dynamics.alignment(Crafted(dynamics=pd.DataFrame(rows)), CONFIG)[0]
-    assert row["measured"] == "smallest cos² of the decided D 0.830 (bar 0.90)"
+    assert row["measured"] == "smallest statistic of the decided D 0.830 (bar 0.90)"
     # a miss only on a run that did not converge: not converged, the first rule's fail beside it
     only = [{**rows[0]}, {**rows[-1]}]
     row = dynamics.alignment(Crafted(dynamics=pd.DataFrame(only)), CONFIG)[0]
     assert row["verdict"] == Verdict.NOT_CONVERGED
-    assert row["reading"].startswith("the rule as first registered (no budget check): fails")
-    assert row["measured"] == "smallest cos² of the decided D 0.950 (bar 0.90)"
+    assert row["reading"].startswith("the ungated pre-registered rule: fails")
+    assert row["measured"] == "smallest statistic of the decided D 0.950 (bar 0.90)"
 
 
 def test_a_grid_that_cannot_decide_is_undecidable_with_its_reason():
@@ -199,7 +202,17 @@ def test_a_grid_that_cannot_decide_is_undecidable_with_its_reason():
         ]
         + [{"world": "lcgm", "tower": "f", "width": 8, "excess_mean": 0.02}]
     )
-    dyn = pd.DataFrame([{"objective": "population", "D": 8, "budget_agrees": False}])
+    dyn = pd.DataFrame(
+        [
+            {
+                "objective": "population",
+                "D": 8,
+                "budget_agrees": False,
+                "alignment_statistic": 0.1,
+                "alignment_statistic_2b": 0.2,
+            }
+        ]
+    )
     rows = by_id(
         widths.claims(Crafted(widths_verdicts=verdicts, widths=cells, dynamics=dyn), CONFIG)
     )
@@ -208,16 +221,19 @@ def test_a_grid_that_cannot_decide_is_undecidable_with_its_reason():
     # the reused width-128 cell did not converge (its 2x budget moves it): no miss on it
     assert rows["W3"]["verdict"] == Verdict.NOT_CONVERGED
     assert rows["W3"]["reading"] == (
-        "f 2e-05 → 8e-06 (widths 32 → 128); 128's 2× budget disagrees; the rule alone: fails"
+        "f 2e-05 → 8e-06 (widths 32 → 128); 128 unconverged (2× budget: cos² 0.10→0.20); "
+        "rule: fails"
     )
     assert rows["W1"]["reading"] == "f 0.02 (widths 8)"
     # where the budget agrees, the rule's miss is the verdict
-    dyn = pd.DataFrame([{"objective": "population", "D": 8, "budget_agrees": True}])
-    rows = by_id(
-        widths.claims(Crafted(widths_verdicts=verdicts, widths=cells, dynamics=dyn), CONFIG)
-    )
-    assert rows["W3"]["verdict"] == Verdict.FAILS
-    assert rows["W3"]["reading"] == "f 2e-05 → 8e-06 (widths 32 → 128)"
+    # where the budget agrees, or was not measured at that D, the rule's miss is the verdict
+    for agrees in (True, math.nan):
+        dyn["budget_agrees"] = agrees
+        rows = by_id(
+            widths.claims(Crafted(widths_verdicts=verdicts, widths=cells, dynamics=dyn), CONFIG)
+        )
+        assert rows["W3"]["verdict"] == Verdict.FAILS
+        assert rows["W3"]["reading"] == "f 2e-05 → 8e-06 (widths 32 → 128)"
 
 
 def test_a_claim_made_of_worlds_is_one_row_showing_its_parts():
@@ -273,8 +289,8 @@ def test_the_counts_keep_decided_apart_from_undecidable():
     )
     g = glance.glance(table)
     assert g["counts"] == (
-        "decided: 3 hold, 1 fail; not decided here: 2 not converged, 2 unresolved by the seeds "
-        "or the rule, 1 undecidable by this run's design"
+        "decided: 3 hold, 1 fail; not decided here: 2 not converged, 1 unresolved by the seeds "
+        "or the rule, 1 decided in part, 1 undecidable by this run's design"
     )
     by = {r["id"]: r for r in g["rows"]}
     assert by["unresolvedno: the grid has two widthsour "]["reading"] == (
@@ -329,7 +345,7 @@ def test_a_world_that_cannot_be_decided_leaves_the_claim_decided_in_part():
     (row,) = smoothness.claims(Crafted(smoothness_claims=table), CONFIG)
     assert row["verdict"] == Verdict.UNRESOLVED
     assert row["decidable"] == "in part: β=0.5: fewer than 3 converged ε levels"
-    assert row["paper"] == "≤ 1/(2β) in every world (Table 2)"
+    assert row["paper"] == "≤ 1/(2β) in every world with β < 2 (Table 2)"
     assert row["reading"] == "β=0.5: fewer than 3 converged ε levels"
     g = glance.glance(pd.DataFrame([row]))
     assert not g["rows"][0]["by_design"]
@@ -342,7 +358,8 @@ def test_a_world_that_cannot_be_decided_leaves_the_claim_decided_in_part():
 
 def digit_tables(rank_k3: float, converged_k4: bool = True):
     """Experiment R on K = 3, 4: K = 3's excess elbow at 3 (in {2, 3}) and its rank's at 6 (not),
-    K = 4's both at 4; the largest entropy rank at D > K: ``rank_k3`` and 5.2 (> 4)."""
+    K = 4's both at 4; the saturation rule's verdicts fails (K = 3) and holds (K = 4, or not
+    converged); the largest entropy rank at D > K: ``rank_k3`` and 5.2 (> 4)."""
     verdicts = pd.DataFrame(
         [
             {
@@ -351,14 +368,24 @@ def digit_tables(rank_k3: float, converged_k4: bool = True):
                 "converged": k == 3 or converged_k4,
                 "max_effective_rank_above_K": rank,
                 "max_variance_rank_above_K": rank / 2,
+                "verdict": verdict,
                 "verdict_excess": "holds",
             }
-            for k, rank in ((3, rank_k3), (4, 5.2))
+            for k, rank, verdict in (
+                (3, rank_k3, "fails"),
+                (4, 5.2, "holds" if converged_k4 else "unresolved: not converged"),
+            )
         ]
     )
     elbow = pd.DataFrame(
         [
-            {"pairing": f"K{k}", "curve": curve, "elbow_D": at, "holds": at in (k - 1, k)}
+            {
+                "pairing": f"K{k}",
+                "curve": curve,
+                "elbow_D": at,
+                "holds": at in (k - 1, k),
+                "saturation": str(at),
+            }
             for k, ats in ((3, (3, 6)), (4, (4, 4)))
             for curve, at in zip(digits.CURVES, ats, strict=True)
         ]
@@ -368,10 +395,14 @@ def digit_tables(rank_k3: float, converged_k4: bool = True):
 
 def test_experiment_r_reads_its_two_class_predictions_apart():
     rows = by_id(digits.claims(digit_tables(rank_k3=2.5), {}))
-    # prediction 1 by the elbow rule: K = 3's rank elbow (6) is outside {2, 3}, K = 4's are in
+    # prediction 1: the saturation rule's verdicts, the registered elbow rule's beside them (K = 3's
+    # rank elbow, 6, is outside {2, 3}; K = 4's are in)
     assert rows["R classes"]["verdict"] == Verdict.FAILS
     assert rows["R classes"]["parts"] == "K = 3: fails; K = 4: holds"
-    assert rows["R classes"]["measured"] == "elbows, excess: 3, 4; rank: 6, 4 (K = 3, 4)"
+    assert rows["R classes"]["measured"] == "saturation D, excess: 3, 4; rank: 6, 4"
+    assert rows["R classes"]["reading"] == (
+        "elbow rule (registered): fails, holds; excess alone: holds, holds"
+    )
     # prediction 2: 2.5 ≤ 3 holds, 5.2 > 4 fails
     assert rows["R rank"]["verdict"] == Verdict.FAILS
     assert rows["R rank"]["parts"] == "K = 3: holds; K = 4: fails"
@@ -379,4 +410,5 @@ def test_experiment_r_reads_its_two_class_predictions_apart():
     # a K whose cells did not converge decides neither
     rows = by_id(digits.claims(digit_tables(rank_k3=2.5, converged_k4=False), {}))
     assert rows["R classes"]["verdict"] == Verdict.FAILS  # K = 3's converged miss
+    assert rows["R classes"]["reading"].startswith("elbow rule (registered): fails, not converged")
     assert rows["R rank"]["verdict"] == Verdict.NOT_CONVERGED

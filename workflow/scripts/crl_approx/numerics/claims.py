@@ -101,6 +101,11 @@ def in_part(reason: str) -> str:
     return IN_PART + reason
 
 
+def in_part_only(verdict: Verdict | str, decidable: str) -> bool:
+    """An unresolved compound claim that this run decides in some parts only."""
+    return Verdict(verdict) == Verdict.UNRESOLVED and str(decidable).startswith(IN_PART)
+
+
 def by_design(verdict: Verdict | str, decidable: str) -> bool:
     """An unresolved claim this run cannot decide at all (its ``decidable`` is a "no: " reason);
     a claim decided in part is not."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..numerics.claims import Kind, Verdict, by_design, css
+from ..numerics.claims import Kind, Verdict, by_design, css, in_part_only
 
 #: the tables, by the claims' kind (a post-hoc finding is never counted as a prediction)
 TABLES = (
@@ -53,19 +53,21 @@ def _row(r: dict) -> dict:
         "paper_source": f"source: results/tables/claims.csv; column: paper; row: id={r['id']}",
         "verdict_enum": verdict,
         "by_design": design,
+        "in_part": in_part_only(verdict, _text(r["decidable"])),
     }
 
 
 def counts(rows: list[dict]) -> str:
     """Decided (holds, fails) apart from not decided here (not converged, unresolved by the
-    seeds or the rule, undecidable by this run's design)."""
+    seeds or the rule, decided in some parts only, undecidable by this run's design)."""
     v = [r["verdict_enum"] for r in rows]
     design = sum(r["by_design"] for r in rows)
-    unresolved = v.count(Verdict.UNRESOLVED) - design
+    part = sum(r["in_part"] for r in rows)
+    unresolved = v.count(Verdict.UNRESOLVED) - design - part
     return (
         f"decided: {v.count(Verdict.HOLDS)} hold, {v.count(Verdict.FAILS)} fail; not decided "
         f"here: {v.count(Verdict.NOT_CONVERGED)} not converged, {unresolved} unresolved by the "
-        f"seeds or the rule, {design} undecidable by this run's design"
+        f"seeds or the rule, {part} decided in part, {design} undecidable by this run's design"
     )
 
 

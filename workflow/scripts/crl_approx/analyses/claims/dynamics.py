@@ -33,11 +33,13 @@ def alignment(t, config) -> list[dict]:
             v = as_verdict(r.alignment_verdict)
             if v == Verdict.FAILS and r.f_floor_min_cos2 >= bar:
                 said.append(
-                    f"D = {r.D}: reaches the rank-{r.D} InfoNCE optimum "
+                    f"D = {r.D} (post hoc, f): reaches the rank-{r.D} optimum "
                     f"({r.f_floor_min_cos2:.3f}), itself {r.floor_f_min_cos2:.3f} to ψ"
                 )
             elif v == Verdict.FAILS:
-                said.append(f"D = {r.D}: {r.f_floor_min_cos2:.3f} to the rank-{r.D} optimum")
+                said.append(
+                    f"D = {r.D} (post hoc, f): {r.f_floor_min_cos2:.3f} to the rank-{r.D} optimum"
+                )
         stuck = [
             r.D
             for r in rows.itertuples()
@@ -49,12 +51,12 @@ def alignment(t, config) -> list[dict]:
         # the rule as first registered (no budget check) says otherwise, the reading says so
         verdict, first = combine(v for _, v in gated), combine(v for _, v in registered)
         if first != verdict:
-            said.insert(0, f"the rule as first registered (no budget check): {SHORT[first]}")
+            said.insert(0, f"the ungated pre-registered rule: {SHORT[first]}")
         # the statistic over the decided D only (an unconverged D's cosine is not a reading)
         judged = [
             r.alignment_statistic
             for r in rows.itertuples()
-            if as_verdict(r.alignment_verdict) not in (None, Verdict.NOT_CONVERGED)
+            if as_verdict(r.alignment_verdict) in (Verdict.HOLDS, Verdict.FAILS)
         ]
         worst = min(judged) if judged else math.nan
         out.append(
@@ -65,7 +67,7 @@ def alignment(t, config) -> list[dict]:
                 kind=Kind.PREDICTION,
                 registered=REGISTERED,
                 how=How.OURS,
-                measured=f"smallest cos² of the decided D {worst:.3f} (bar {bar:.2f})"
+                measured=f"smallest statistic of the decided D {worst:.3f} (bar {bar:.2f})"
                 if math.isfinite(worst)
                 else "no D converged",
                 value=worst,

@@ -23,7 +23,7 @@ STATEMENTS = {
     "S4": "trained excess: no plateau before the largest D (roughest), one by D = 4 (Gaussian)",
 }
 #: the paper's side of a claim made of one row per world, where the worlds' bounds differ
-PAPER = {"S3a": "≤ 1/(2β) in every world (Table 2)"}
+PAPER = {"S3a": "≤ 1/(2β) in every world with β < 2 (Table 2)"}
 #: the paper cell of a row that is not the paper's claim
 NOT_THE_PAPERS = {Kind.PREDICTION: "— (our prediction)", Kind.POST_HOC: "— (post hoc)"}
 
