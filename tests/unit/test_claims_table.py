@@ -412,3 +412,16 @@ def test_experiment_r_reads_its_two_class_predictions_apart():
     assert rows["R classes"]["verdict"] == Verdict.FAILS  # K = 3's converged miss
     assert rows["R classes"]["reading"].startswith("elbow rule (registered): fails, not converged")
     assert rows["R rank"]["verdict"] == Verdict.NOT_CONVERGED
+
+
+def test_decidable_has_a_grammar_the_counts_can_read():
+    """The counts read ``decidable`` by its grammar ("yes", "no: …", "in part: …"); a builder that
+    writes free prose there is refused, not miscounted."""
+    from crl_approx.numerics import claims as schema
+
+    ok = dict(id="x", statement="s", kind="post hoc", how="our protocol", verdict="unresolved")
+    for text in ("", "yes", "no: the grid has two widths", "in part: β=0.5 has one level"):
+        assert schema.row(**ok, decidable=text)["decidable"] == text
+    with pytest.raises(ValueError, match="grammar"):
+        schema.row(**ok, decidable="cannot be decided here")
+    assert schema.row(**dict(ok, verdict="holds"))["decidable"] == "yes"

@@ -119,4 +119,10 @@ def row(**fields) -> dict:
         raise KeyError(f"not claims columns: {sorted(fields)}")
     out["verdict"] = str(Verdict(out["verdict"]))
     out["decidable"] = out["decidable"] or ("yes" if decided(out["verdict"]) else "")
+    text = str(out["decidable"])
+    if text not in ("", "yes") and not text.startswith((NO, IN_PART)):
+        raise ValueError(
+            f"decidable {text!r}: not 'yes', '{NO}<reason>' or '{IN_PART}<reason>' (the "
+            "column's grammar, which the summary's counts read)"
+        )
     return out

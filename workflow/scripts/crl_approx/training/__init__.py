@@ -7,6 +7,7 @@
 - ``digits``: one ``train_digits`` job (Experiment R), every seed of a (pairing, D) cell.
 - ``evaluation``: population metrics of trained scores by quadrature.
 - ``population``: the population objective on any 1-D world's quadratures (Experiment S).
+- ``manual``: the hand-written steps (``in_batch_step``, ``population_step``), bitwise autograd's.
 - ``budget``: pairs seen and distinct pairs of a protocol (``pair_counts``).
 - ``gpu_slots``: one card per concurrent job on a multi-GPU workstation.
 - ``host``: what a job sets before its first step (threads, allocator, device).

@@ -85,13 +85,15 @@ def alignment(t, config) -> list[dict]:
 
 def order(t, config) -> list[dict]:
     d = t["dynamics"]
-    parts, said = [], []
+    parts, said, dims = [], [], None
     for objective, rows in d.groupby("objective", sort=False):
         v = combine(v for _, v in _parts(rows, "order_verdict"))
         parts.append((objective, v))
-        rho = rows["rho_coefficient"].mean()
-        shown = f"{rho:+.2f}" if math.isfinite(rho) else "—"
-        said.append(f"{objective} mean ρ {shown} ({SHORT[v]})")
+        # each cell's ρ (the registered statistic is per cell), not a mean over D
+        cells = rows[rows["rho_coefficient"].map(lambda x: math.isfinite(float(x)))]
+        dims = dims or ", ".join(str(int(x)) for x in cells["D"])
+        said.append(f"{objective} " + ", ".join(f"{x:+.2f}" for x in cells["rho_coefficient"]))
+    said = [f"ρ at D = {dims}: " + "; ".join(said)] if dims else said
     return [
         row(
             id="dynamics order",
@@ -132,7 +134,7 @@ def lcgm(t, config) -> list[dict]:
         said.append(
             f"{side} holds at D = {', '.join(map(str, holds))}"
             if holds
-            else f"{side} never (best {best:.3f})"
+            else f"{side} holds at no D (best {best:.3f})"
         )
     counts = {SHORT[v]: sum(p == v for _, p in parts) for v in dict.fromkeys(p for _, p in parts)}
     return [

@@ -67,6 +67,8 @@ def claims(t, config) -> list[dict]:
                 f"{r['id'].removeprefix(claim).strip()}: {r['decidable'].removeprefix(NO)}"
                 for r in undecided
             )
+            if not undecided and len({v for _, v in parts}) == 1:
+                reading = f"{parts[0][1]} in every part: " + ", ".join(p for p, _ in parts)
         out.append(
             row(
                 id=claim,
