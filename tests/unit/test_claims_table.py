@@ -217,7 +217,8 @@ def test_a_grid_that_cannot_decide_is_undecidable_with_its_reason():
         widths.claims(Crafted(widths_verdicts=verdicts, widths=cells, dynamics=dyn), CONFIG)
     )
     assert rows["W1"]["verdict"] == Verdict.UNRESOLVED
-    assert rows["W1"]["decidable"] == widths.UNDECIDABLE[wv.FEWER_WIDTHS]
+    assert rows["W1"]["decidable"] == "no"
+    assert rows["W1"]["why"] == widths.UNDECIDABLE[wv.FEWER_WIDTHS]
     # the reused width-128 cell did not converge (its 2x budget moves it): no miss on it
     assert rows["W3"]["verdict"] == Verdict.NOT_CONVERGED
     assert rows["W3"]["reading"] == (
@@ -237,9 +238,11 @@ def test_a_grid_that_cannot_decide_is_undecidable_with_its_reason():
 
 
 def test_a_claim_made_of_worlds_is_one_row_showing_its_parts():
-    def s(row_id, verdict, decidable="yes"):
+    def s(row_id, verdict, decidable="yes", claim="S2", part=""):
         return {c: "" for c in COLUMNS} | {
             "id": row_id,
+            "claim": claim,
+            "part": part,
             "statement": "x",
             "kind": "our pre-registered prediction",
             "how": "exact computation",
@@ -250,7 +253,13 @@ def test_a_claim_made_of_worlds_is_one_row_showing_its_parts():
             "paper": math.nan,
         }
 
-    table = pd.DataFrame([s("S2 β=1", "holds"), s("S2 β=2", "fails"), s("S2 relation", "holds")])
+    table = pd.DataFrame(
+        [
+            s("S2 β=1", "holds", part="β=1"),
+            s("S2 β=2", "fails", part="β=2"),
+            s("S2 relation", "holds", claim="S2 relation"),
+        ]
+    )
     rows = by_id(smoothness.claims(Crafted(smoothness_claims=table), CONFIG))
     assert set(rows) == {"S2", "S2 relation"}
     assert rows["S2"]["verdict"] == Verdict.FAILS
@@ -258,14 +267,15 @@ def test_a_claim_made_of_worlds_is_one_row_showing_its_parts():
 
 
 def test_the_counts_keep_decided_apart_from_undecidable():
-    def c(verdict, decidable="", kind="our pre-registered prediction"):
+    def c(verdict, decidable="", kind="our pre-registered prediction", why=""):
         return claims_pkg.base.row(
-            id=verdict + decidable + kind[:4],
+            id=verdict + decidable + kind[:4] + why,
             statement="s",
             kind=kind,
             how="our protocol",
             verdict=verdict,
             decidable=decidable,
+            why=why,
             section="widths",
             table="t",
             column="c",
@@ -278,11 +288,11 @@ def test_the_counts_keep_decided_apart_from_undecidable():
             c("fails"),
             c("unresolved: not converged"),
             c("unresolved"),
-            c("unresolved", "no: the grid has two widths"),
+            c("unresolved", "no", why="the grid has two widths"),
             # a reason on a run that did not converge: counted once, as not converged
-            c("unresolved: not converged", "no: also a reason"),
+            c("unresolved: not converged", "no", why="also a reason"),
             # decided in part (two worlds hold, one cannot be decided): not "by design"
-            c("unresolved", "in part: β=0.5 has one ε level"),
+            c("unresolved", "in part", why="β=0.5 has one ε level"),
             # a post-hoc finding: its own table, never counted among the predictions
             c("holds", kind="post hoc"),
         ]
@@ -293,7 +303,7 @@ def test_the_counts_keep_decided_apart_from_undecidable():
         "or the rule, 1 decided in part, 1 undecidable by this run's design"
     )
     by = {r["id"]: r for r in g["rows"]}
-    assert by["unresolvedno: the grid has two widthsour "]["reading"] == (
+    assert by["unresolvednoour the grid has two widths"]["reading"] == (
         "no: the grid has two widths"
     )
     assert [t["name"] for t in g["tables"]] == [
@@ -320,9 +330,12 @@ def test_a_world_that_cannot_be_decided_leaves_the_claim_decided_in_part():
     """S3a with two worlds holding and one without enough converged levels: unresolved, decided
     in part (counted as unresolved, not as undecidable by design), the paper's bound per world."""
 
-    def s3a(world, verdict, decidable):
+    def s3a(world, verdict, decidable, why=""):
         return {
             "id": f"S3a {world}",
+            "claim": "S3a",
+            "part": world,
+            "why": why,
             "statement": "s",
             "kind": "the paper's claim",
             "registered": "",
@@ -337,22 +350,23 @@ def test_a_world_that_cannot_be_decided_leaves_the_claim_decided_in_part():
 
     table = pd.DataFrame(
         [
-            s3a("β=0.5", "unresolved", "no: fewer than 3 converged ε levels"),
+            s3a("β=0.5", "unresolved", "no", "fewer than 3 converged ε levels"),
             s3a("β=1", "holds", "yes"),
             s3a("β=1.5", "holds", "yes"),
         ]
     )
     (row,) = smoothness.claims(Crafted(smoothness_claims=table), CONFIG)
     assert row["verdict"] == Verdict.UNRESOLVED
-    assert row["decidable"] == "in part: β=0.5: fewer than 3 converged ε levels"
+    assert (row["decidable"], row["why"]) == ("in part", "β=0.5: fewer than 3 converged ε levels")
     assert row["paper"] == "≤ 1/(2β) in every world with β < 2 (Table 2)"
     assert row["reading"] == "β=0.5: fewer than 3 converged ε levels"
     g = glance.glance(pd.DataFrame([row]))
     assert not g["rows"][0]["by_design"]
     # every world undecided: undecidable by design
-    table["verdict"], table["decidable"] = "unresolved", "no: fewer than 3 converged ε levels"
+    table["verdict"], table["decidable"] = "unresolved", "no"
+    table["why"] = "fewer than 3 converged ε levels"
     (row,) = smoothness.claims(Crafted(smoothness_claims=table), CONFIG)
-    assert row["decidable"] == "no: fewer than 3 converged ε levels"
+    assert (row["decidable"], row["why"]) == ("no", "fewer than 3 converged ε levels")
     assert glance.glance(pd.DataFrame([row]))["rows"][0]["by_design"]
 
 
@@ -414,14 +428,20 @@ def test_experiment_r_reads_its_two_class_predictions_apart():
     assert rows["R rank"]["verdict"] == Verdict.NOT_CONVERGED
 
 
-def test_decidable_has_a_grammar_the_counts_can_read():
-    """The counts read ``decidable`` by its grammar ("yes", "no: …", "in part: …"); a builder that
-    writes free prose there is refused, not miscounted."""
+def test_decidable_is_a_value_and_its_reason_a_column_apart():
+    """``decidable`` is a :class:`Decidable` (the counts compare values, never parse prose) and an
+    undecided claim must say why; free prose in ``decidable`` is refused, not miscounted."""
     from crl_approx.numerics import claims as schema
 
     ok = dict(id="x", statement="s", kind="post hoc", how="our protocol", verdict="unresolved")
-    for text in ("", "yes", "no: the grid has two widths", "in part: β=0.5 has one level"):
-        assert schema.row(**ok, decidable=text)["decidable"] == text
-    with pytest.raises(ValueError, match="grammar"):
-        schema.row(**ok, decidable="cannot be decided here")
-    assert schema.row(**dict(ok, verdict="holds"))["decidable"] == "yes"
+    assert schema.row(**ok)["decidable"] == "yes"  # the design decides; the data did not
+    for value in ("no", "in part"):
+        made = schema.row(**ok, decidable=value, why="the grid has two widths")
+        assert (made["decidable"], made["why"]) == (value, "the grid has two widths")
+        with pytest.raises(ValueError, match="needs its why"):
+            schema.row(**ok, decidable=value)
+    with pytest.raises(ValueError, match="Decidable"):
+        schema.row(**ok, decidable="no: the grid has two widths")
+    with pytest.raises(ValueError, match="needs its why"):
+        schema.row(**dict(ok, verdict="holds"), decidable="in part")
+    assert schema.row(**ok)["claim"] == "x"  # a claim of one row is its own claim

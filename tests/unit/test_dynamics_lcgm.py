@@ -112,3 +112,78 @@ def test_epoch_only_checkpoints_get_steps():
     ck = {"epoch": np.array([1, 2]), "f": np.zeros((2, 3, 1)), "g": np.zeros((2, 3, 1))}
     steps, _, _ = checkpoint_series(ck, 195)
     assert steps.tolist() == [195, 390]
+
+
+def test_a_miss_still_rising_by_its_distance_to_the_bar_is_not_converged():
+    """The gate of prediction 3's misses on known curves: the rise is read from the checkpoint at
+    half the last step (not the first, not the previous one); a miss is gated only when that
+    rise reaches the bar again; a hold is never gated."""
+    from crl_approx.analyses.dynamics_lcgm import second_half_rise, still_moving
+
+    steps, values = [1, 10, 50, 60, 100], [0.1, 0.5, 0.70, 0.80, 0.85]
+    assert second_half_rise(steps, values) == pytest.approx(0.15)  # 0.85 − 0.70 (step 50)
+    assert second_half_rise([100], [0.3]) == 0.0
+    assert still_moving([0.85, 0.85], [0.06, 0.04], 0.1)  # 0.85 + 0.05 reaches 0.90
+    assert not still_moving([0.85, 0.85], [0.04, 0.04], 0.1)  # 0.89 < 0.90: a converged miss
+    assert not still_moving([0.95], [0.3], 0.1)  # a hold
+
+
+def test_prediction_3_reads_a_still_rising_miss_as_not_converged():
+    """The claims row: D = 8's g misses while still rising (not converged), D = 4's g misses and
+    has stopped (fails): the row fails; with D = 4 removed it is not converged, the ungated
+    rule's fail beside it."""
+    from crl_approx.analyses.claims import dynamics as claims_dynamics
+    from crl_approx.numerics.claims import Verdict
+
+    def d(D, g_verdict, moving):
+        return {
+            "D": D,
+            "f_verdict": "holds",
+            "g_verdict": g_verdict,
+            "verdict": combined(["holds", g_verdict]),
+            "f_judged_final": 0.96,
+            "g_judged_final": 0.88,
+            "f_still_moving": False,
+            "g_still_moving": moving,
+        }
+
+    class T(dict):
+        pass
+
+    both = T(dynamics_lcgm=pd.DataFrame([d(4, "fails", False), d(8, "fails", True)]))
+    (row,) = claims_dynamics.lcgm(both, {})
+    assert row["verdict"] == Verdict.FAILS
+    assert row["parts"] == "D = 4: fails; D = 8: not converged"
+    assert "rule:" not in row["reading"]
+    (row,) = claims_dynamics.lcgm(T(dynamics_lcgm=pd.DataFrame([d(8, "fails", True)])), {})
+    assert row["verdict"] == Verdict.NOT_CONVERGED
+    assert row["reading"] == "f holds at D = 8; g at no D (best 0.880); rule: fails"
+    assert row["measured"] == "1 not converged of 1 D"
+    (row,) = claims_dynamics.lcgm(both, {})
+    assert row["measured"] == "1 fails, 1 not converged of 2 D"
+
+
+def test_prediction_3_says_when_the_best_side_straddles_the_bar():
+    """A best mean above the bar whose seeds straddle it is not a hold; the reading says so
+    (the default run's g: best 0.901, unresolved), and a plain miss says nothing more."""
+    from crl_approx.analyses.claims import dynamics as claims_dynamics
+
+    def d(D, g_verdict, g_final):
+        return {
+            "D": D,
+            "f_verdict": "holds",
+            "g_verdict": g_verdict,
+            "verdict": combined(["holds", g_verdict]),
+            "f_judged_final": 0.96,
+            "g_judged_final": g_final,
+            "f_still_moving": False,
+            "g_still_moving": False,
+        }
+
+    table = pd.DataFrame([d(4, "fails", 0.85), d(8, "unresolved", 0.901)])
+    (row,) = claims_dynamics.lcgm({"dynamics_lcgm": table}, {})
+    straddles = "g at no D (best 0.901, unresolved)"  # its seeds straddle the bar
+    assert row["reading"] == f"f holds at D = 4, 8; {straddles}"
+    table = pd.DataFrame([d(4, "fails", 0.85), d(8, "fails", 0.88)])
+    (row,) = claims_dynamics.lcgm({"dynamics_lcgm": table}, {})
+    assert row["reading"] == "f holds at D = 4, 8; g at no D (best 0.880)"

@@ -198,6 +198,8 @@ def test_s3_compares_the_growth_with_both_exponents():
     assert got["S3a β=1"] == "holds" and got["S3b β=1"] == "holds"  # 0.36 ≤ 0.5; 8 % of 1/3
     assert got["S3a β=0.5"] == "fails" and got["S3b β=0.5"] == "fails"  # 1.2 > 1; 140 % off
     assert got["S3a β=1.5"] == "unresolved"  # two levels: not decidable
+    assert rows["S3a β=1.5"]["decidable"] == "no" and "fewer than 3" in rows["S3a β=1.5"]["why"]
+    assert (rows["S3a β=1.5"]["claim"], rows["S3a β=1.5"]["part"]) == ("S3a", "β=1.5")
 
 
 def test_the_claims_vocabulary_combines_and_gates():

@@ -72,19 +72,38 @@ def pass_step(steps, values, bar: float) -> float:
     return float(np.asarray(steps)[hit[0]]) if hit.size else np.inf
 
 
+def second_half_rise(steps, values) -> float:
+    """How much ``values`` rose over the run's second half: the last value minus the one at the
+    latest checkpoint at or before half the last step (0 with a single checkpoint)."""
+    steps, values = np.asarray(steps, float), np.asarray(values, float)
+    half = np.flatnonzero(steps <= steps[-1] / 2)
+    return float(values[-1] - values[half[-1]]) if half.size else 0.0
+
+
+def still_moving(finals, rises, tol: float) -> bool:
+    """The convergence gate of a side's miss (added after the numbers, docs/dynamics.md): the mean
+    judged measure is below the bar 1 − ``tol`` but rose over the second half of training by at
+    least its distance to the bar, so the same rise once more (a 2× budget at that rate) would
+    reach it; a miss read on such runs is not converged, not a fail."""
+    final, rise = float(np.mean(finals)), float(np.mean(rises))
+    return final < 1 - tol <= final + rise
+
+
 def summary_table(rows: pd.DataFrame, ranks: dict, tol: float) -> pd.DataFrame:
-    """One row per D: final measures (mean over seeds), pass step (median), verdicts."""
+    """One row per D: final measures (mean over seeds), pass step (median), verdicts (as
+    registered), and per side whether the judged measure was still moving (:func:`still_moving`)."""
     out = []
     for d, cell in rows.groupby("D", sort=True):
         rec = {"D": int(d), "n_seeds": cell["seed"].nunique()}
         verdicts = []
         for side in ("f", "g"):
-            finals, passes = [], []
+            finals, passes, rises = [], [], []
             for _, run in cell.groupby("seed"):
                 run = run.sort_values("step")
                 m = judged(run, side, ranks[side], d).to_numpy()
                 finals.append(m[-1])
                 passes.append(pass_step(run["step"], m, 1 - tol))
+                rises.append(second_half_rise(run["step"], m))
             last = cell[cell["step"] == cell.groupby("seed")["step"].transform("max")]
             v = verdict(finals, tol)
             verdicts.append(v[0])
@@ -99,6 +118,8 @@ def summary_table(rows: pd.DataFrame, ranks: dict, tol: float) -> pd.DataFrame:
                 f"{side}_pass_step": float(np.median(passes)),
                 f"{side}_verdict": v[0],
                 f"{side}_reason": v[1],
+                f"{side}_second_half_rise": float(np.mean(rises)),
+                f"{side}_still_moving": still_moving(finals, rises, tol),
             }
         rec["verdict"] = combined(verdicts)
         out.append(rec)

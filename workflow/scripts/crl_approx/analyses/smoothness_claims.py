@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..numerics import claims, saturation
-from ..numerics.claims import How, Kind, Verdict
+from ..numerics.claims import Decidable, How, Kind, Verdict
 
 REGISTERED = "2026-12-01"
 S2_BAND = 0.10
@@ -97,6 +97,8 @@ def s2(worlds: pd.DataFrame) -> list[dict]:
             rows.append(
                 claims.row(
                     id=f"S2 β={b:g}",
+                    claim="S2",
+                    part=f"β={b:g}",
                     statement="the Gaussian channel's PMI has rank 3",
                     kind=Kind.PREDICTION,
                     registered=REGISTERED,
@@ -114,10 +116,12 @@ def s2(worlds: pd.DataFrame) -> list[dict]:
         target = 2 * b + 2
         # as registered: the converged point γ̂ against the band (the spread is reported beside)
         v = claims.within(float(w["gamma"]), target, S2_BAND)
-        why = "" if math.isfinite(w["gamma"]) else "no: fewer than 4 converged eigenvalues"
+        fitted = math.isfinite(w["gamma"])
         rows.append(
             claims.row(
                 id=f"S2 β={b:g}",
+                claim="S2",
+                part=f"β={b:g}",
                 statement=f"λ_i ∝ i^(−γ) with γ within 10 % of 2β + 2 = {target:g}",
                 kind=Kind.PREDICTION,
                 registered=REGISTERED,
@@ -127,7 +131,8 @@ def s2(worlds: pd.DataFrame) -> list[dict]:
                 lo=float(w["gamma_lo"]),
                 hi=float(w["gamma_hi"]),
                 verdict=v,
-                decidable=why,
+                decidable="" if fitted else Decidable.NO,
+                why="" if fitted else "fewer than 4 converged eigenvalues",
                 reading=(
                     f"fitted on the converged i = {int(w['fit_from'])}…{int(w['fit_to'])}"
                     if math.isfinite(w["gamma"])
@@ -145,6 +150,8 @@ def s2(worlds: pd.DataFrame) -> list[dict]:
     rows.append(
         claims.row(
             id="S2 order",
+            claim="S2",
+            part="order",
             statement="γ̂ increases with β",
             kind=Kind.PREDICTION,
             registered=REGISTERED,
@@ -178,7 +185,7 @@ def s3(worlds: pd.DataFrame, eps_min: float) -> list[dict]:
     for _, w in worlds[worlds["beta"] < 2].iterrows():
         b, a = float(w["beta"]), float(w["alpha"])
         ok = math.isfinite(a) and int(w["alpha_levels"]) >= 3
-        why = "" if ok else "no: fewer than 3 converged ε levels at D ≥ alpha_from_dim"
+        why = "" if ok else "fewer than 3 converged ε levels at D ≥ alpha_from_dim"
         bound = 1 / (2 * b)
         va = (Verdict.HOLDS if a <= bound else Verdict.FAILS) if ok else Verdict.UNRESOLVED
         vb = claims.within(a, 1 / (2 * b + 1), S3_BAND) if ok else Verdict.UNRESOLVED
@@ -186,13 +193,16 @@ def s3(worlds: pd.DataFrame, eps_min: float) -> list[dict]:
             registered=REGISTERED,
             how=How.EXACT,
             value=a,
-            decidable=why,
+            decidable="" if ok else Decidable.NO,
+            why=why,
+            part=f"β={b:g}",
             source="smoothness_worlds: alpha",
             keys=SPECTRUM_KEYS + ", smoothness.eps, smoothness.alpha_from_dim",
         )
         rows.append(
             claims.row(
                 id=f"S3a β={b:g}",
+                claim="S3a",
                 statement=f"D(ε) grows no faster than ε^(−1/(2β)) = ε^(−{bound:.3g})",
                 kind=Kind.PAPER,
                 measured=_alpha_text(a, int(w["alpha_levels"])),
@@ -202,18 +212,19 @@ def s3(worlds: pd.DataFrame, eps_min: float) -> list[dict]:
                 reading=f"α̂ {a:.3f} [{w['alpha_lo']:.3f}, {w['alpha_hi']:.3f}] vs {bound:.3g}, "
                 f"on the ladder down to ε = {eps_min:g} only"
                 if ok
-                else why[4:],
+                else why,
                 **common,
             )
         )
         rows.append(
             claims.row(
                 id=f"S3b β={b:g}",
+                claim="S3b",
                 statement=f"α within 20 % of 1/(2β + 1) = {1 / (2 * b + 1):.3g}",
                 kind=Kind.PREDICTION,
                 measured=_alpha_text(a, int(w["alpha_levels"])),
                 verdict=vb,
-                reading=f"α̂ / (1/(2β+1)) = {a * (2 * b + 1):.2f}" if ok else why[4:],
+                reading=f"α̂ / (1/(2β+1)) = {a * (2 * b + 1):.2f}" if ok else why,
                 **common,
             )
         )
@@ -242,6 +253,8 @@ def s4(runs: pd.DataFrame, trained: pd.DataFrame) -> list[dict]:
         rows.append(
             claims.row(
                 id=f"S4 β={b:g}",
+                claim="S4",
+                part=f"β={b:g}",
                 statement=stmt,
                 kind=Kind.PREDICTION,
                 registered=REGISTERED,

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ..numerics import claims
-from ..numerics.claims import How, Kind, Verdict
+from ..numerics.claims import Decidable, How, Kind, Verdict
 from .smoothness_claims import S2_BAND, S3_BAND, SPECTRUM_KEYS
 
 
@@ -35,7 +35,8 @@ def relation(worlds: pd.DataFrame) -> dict:
         verdict=claims.combine([v, Verdict.HOLDS if worst <= S2_BAND else Verdict.FAILS])
         if ok
         else Verdict.UNRESOLVED,
-        decidable="" if ok else "no: fewer than 3 worlds with a fitted γ̂",
+        decidable="" if ok else Decidable.NO,
+        why="" if ok else "fewer than 3 worlds with a fitted γ̂",
         reading=f"worst leave-one-out miss {worst:.1%} of γ̂" if ok else "",
         source="smoothness_worlds: relation_slope, gamma_loo",
         keys=SPECTRUM_KEYS,
@@ -65,7 +66,8 @@ def relation_dims(eps: pd.DataFrame) -> dict:
             how=How.EXACT,
             measured=text or "fewer than 3 worlds with converged D(ε)",
             verdict=Verdict.UNRESOLVED,
-            decidable="no: no world between two others whose converged D(ε) determine the surface",
+            decidable=Decidable.NO,
+            why="no world between two others whose converged D(ε) determine the surface",
             reading="no interpolated world: the others' fit is rank-deficient or none lies between",
             source="smoothness_eps: D_interp, D_loo",
             keys=SPECTRUM_KEYS + ", smoothness.eps",

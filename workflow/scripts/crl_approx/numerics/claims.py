@@ -19,6 +19,16 @@ class Verdict(enum.StrEnum):
     NOT_CONVERGED = "unresolved: not converged"
 
 
+class Decidable(enum.StrEnum):
+    """Whether this run's design can decide a claim (the ``decidable`` column; ``why`` says why
+    not). ``yes`` with an unresolved verdict: the design decides, the data did not (a run that did
+    not converge, seeds that do not resolve the difference)."""
+
+    YES = "yes"  # the default: a row that states no reason is decidable by design
+    NO = "no"  # this run's design cannot decide it at all
+    IN_PART = "in part"  # a compound claim: some parts decided, the others not (``why``: which)
+
+
 class Kind(enum.StrEnum):
     PAPER = "the paper's claim"
     PREDICTION = "our pre-registered prediction"
@@ -35,6 +45,8 @@ class How(enum.StrEnum):
 #: the claims table's columns, in order
 COLUMNS = (
     "id",
+    "claim",  # the compound claim a row is a part of (its own id for a claim of one row)
+    "part",  # the part's label within that claim ("β=1.5"; empty for a claim of one row)
     "statement",
     "kind",
     "registered",
@@ -46,6 +58,7 @@ COLUMNS = (
     "paper",
     "verdict",
     "decidable",
+    "why",
     "reading",
     "source",
     "keys",
@@ -88,28 +101,14 @@ def within(value: float, target: float, rel: float) -> Verdict:
     return Verdict.HOLDS if abs(value - target) <= rel * abs(target) else Verdict.FAILS
 
 
-#: the ``decidable`` column's grammar: "yes"; "no: <reason>" (this run cannot decide the claim);
-#: "in part: <reason>" (a compound claim whose undecided parts give the reason, others decided)
-NO, IN_PART = "no: ", "in part: "
-
-
-def undecidable(reason: str) -> str:
-    return NO + reason
-
-
-def in_part(reason: str) -> str:
-    return IN_PART + reason
-
-
-def in_part_only(verdict: Verdict | str, decidable: str) -> bool:
+def in_part_only(verdict: Verdict | str, decidable: Decidable | str) -> bool:
     """An unresolved compound claim that this run decides in some parts only."""
-    return Verdict(verdict) == Verdict.UNRESOLVED and str(decidable).startswith(IN_PART)
+    return Verdict(verdict) == Verdict.UNRESOLVED and decidable == Decidable.IN_PART
 
 
-def by_design(verdict: Verdict | str, decidable: str) -> bool:
-    """An unresolved claim this run cannot decide at all (its ``decidable`` is a "no: " reason);
-    a claim decided in part is not."""
-    return Verdict(verdict) == Verdict.UNRESOLVED and str(decidable).startswith(NO)
+def by_design(verdict: Verdict | str, decidable: Decidable | str) -> bool:
+    """An unresolved claim this run cannot decide at all; a claim decided in part is not."""
+    return Verdict(verdict) == Verdict.UNRESOLVED and decidable == Decidable.NO
 
 
 def row(**fields) -> dict:
@@ -118,11 +117,8 @@ def row(**fields) -> dict:
     if fields:
         raise KeyError(f"not claims columns: {sorted(fields)}")
     out["verdict"] = str(Verdict(out["verdict"]))
-    out["decidable"] = out["decidable"] or ("yes" if decided(out["verdict"]) else "")
-    text = str(out["decidable"])
-    if text not in ("", "yes") and not text.startswith((NO, IN_PART)):
-        raise ValueError(
-            f"decidable {text!r}: not 'yes', '{NO}<reason>' or '{IN_PART}<reason>' (the "
-            "column's grammar, which the summary's counts read)"
-        )
+    out["claim"] = out["claim"] or out["id"]
+    out["decidable"] = str(Decidable(out["decidable"] or Decidable.YES))
+    if out["decidable"] in (Decidable.NO, Decidable.IN_PART) and not out["why"]:
+        raise ValueError(f"claim {out['id']!r}: decidable {out['decidable']!r} needs its why")
     return out

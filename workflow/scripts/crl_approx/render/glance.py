@@ -35,7 +35,8 @@ def _row(r: dict) -> dict:
     counts = _text(r["part_counts"])
     # undecidable by design: unresolved, and this run cannot decide it at all (a run that did not
     # converge is counted as that, whatever its row says; a claim decided in part is not)
-    design = by_design(verdict, _text(r["decidable"]))
+    decidable = _text(r["decidable"])
+    design = by_design(verdict, decidable)
     return {
         "id": r["id"],
         "claim": _text(r["statement"]),
@@ -44,7 +45,7 @@ def _row(r: dict) -> dict:
         "paper": _text(r["paper"]),
         "verdict": SHOWN.get(verdict, str(verdict)) + (f" ({counts})" if counts else ""),
         "css": css(verdict),
-        "reading": _text(r["decidable"]) if design else _text(r["reading"]),
+        "reading": f"no: {_text(r['why'])}" if design else _text(r["reading"]),
         "link": _text(r["section"]),
         "docs": _text(r.get("docs")),
         "parts": _text(r["parts"]),
@@ -53,7 +54,7 @@ def _row(r: dict) -> dict:
         "paper_source": f"source: results/tables/claims.csv; column: paper; row: id={r['id']}",
         "verdict_enum": verdict,
         "by_design": design,
-        "in_part": in_part_only(verdict, _text(r["decidable"])),
+        "in_part": in_part_only(verdict, decidable),
     }
 
 

@@ -43,6 +43,9 @@ def collect(t: Tables, config: dict, keys: dict[str, tuple], experiments=EXPERIM
 
 #: an experiment's own claims table (its assembly writes it in the schema): the input's prefix
 OWN = "own_"
+#: the columns an experiment's own table may leave out (its keys are its declaration's; a claim of
+#: one row needs no claim/part, a decided one no why)
+OPTIONAL = ("keys", "claim", "part", "why")
 
 
 def own(path, name: str, keys=()) -> list[dict]:
@@ -53,7 +56,7 @@ def own(path, name: str, keys=()) -> list[dict]:
     from ...numerics.claims import Kind, row
 
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
-    needed = [c for c in COLUMNS if c != "keys"] + ["section"]
+    needed = [c for c in COLUMNS if c not in OPTIONAL] + ["section"]
     missing = [c for c in needed if c not in table.columns]
     if missing:
         raise ValueError(f"{path}: not a claims table, missing columns {missing}")
@@ -61,7 +64,7 @@ def own(path, name: str, keys=()) -> list[dict]:
     for r in table.to_dict("records"):
         try:
             Kind(r["kind"])
-            made = row(**{c: r[c] for c in COLUMNS if c != "keys"})
+            made = row(**{c: r.get(c, "") for c in COLUMNS if c != "keys"})
         except (ValueError, KeyError) as err:
             raise ValueError(f"{path}: claim {r['id']!r}: {err}") from None
         made.update(

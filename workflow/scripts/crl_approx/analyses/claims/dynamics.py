@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import math
 
-from ...numerics.claims import How, Kind, Verdict, combine
-from .base import SHORT, as_verdict, row
+from ...numerics.claims import How, Kind, Verdict, combine, gate
+from .base import SHORT, as_verdict, parts_count, row
 
 REGISTERED = "before the table (docs/dynamics.md)"
 
@@ -120,23 +120,39 @@ def _order_reading(parts) -> str:
     return "; ".join(f"{' and '.join(objs)}: {v}" for v, objs in by.items())
 
 
+def _lcgm_gated(r) -> Verdict:
+    """One D of prediction 3: each side's registered verdict, a miss on a measure still moving
+    (``<side>_still_moving``) not converged, then combined."""
+    return combine(
+        gate(as_verdict(getattr(r, f"{s}_verdict")), not bool(getattr(r, f"{s}_still_moving")))
+        for s in ("f", "g")
+    )
+
+
 def lcgm(t, config) -> list[dict]:
     d = t["dynamics_lcgm"]
-    parts = _parts(d, "verdict")
-    said = []
+    registered = combine(as_verdict(v) for v in d["verdict"])
+    parts = [(f"D = {r.D}", _lcgm_gated(r)) for r in d.itertuples()]
+    gated = combine(v for _, v in parts)
+    said = []  # and the ungated rule's verdict, where a miss still rising changed it
     for side in ("f", "g"):
         holds = [
             r.D
             for r in d.itertuples()
             if as_verdict(getattr(r, f"{side}_verdict")) == Verdict.HOLDS
         ]
-        best = d[f"{side}_judged_final"].max()
+        top = d.loc[d[f"{side}_judged_final"].idxmax()]
+        straddle = as_verdict(top[f"{side}_verdict"]) == Verdict.UNRESOLVED
         said.append(
             f"{side} holds at D = {', '.join(map(str, holds))}"
             if holds
-            else f"{side} holds at no D (best {best:.3f})"
+            else f"{side} at no D (best {top[f'{side}_judged_final']:.3f}"
+            + (", unresolved)" if straddle else ")")
         )
-    counts = {SHORT[v]: sum(p == v for _, p in parts) for v in dict.fromkeys(p for _, p in parts)}
+    if gated != registered:
+        said.append(f"rule: {SHORT[registered]}")
+    # "6 fail, 3 unresolved" (parts_count), or every part's one verdict, "1 not converged"
+    counts = parts_count(parts) or f"{len(parts)} {SHORT[parts[0][1]]}"
     return [
         row(
             id="dynamics LCGM",
@@ -144,13 +160,13 @@ def lcgm(t, config) -> list[dict]:
             kind=Kind.PREDICTION,
             registered=REGISTERED,
             how=How.OURS,
-            measured=", ".join(f"{n} {k}" for k, n in counts.items()) + f" of {len(parts)} D",
+            measured=f"{counts} of {len(parts)} D",
             paper="— (the paper leaves it open)",
-            verdict=combine(v for _, v in parts),
+            verdict=gated,
             reading="; ".join(said),
             section="dynamics",
             table="dynamics_lcgm",
-            column="f_verdict, g_verdict, verdict",
+            column="f_verdict, g_verdict, f_still_moving, g_still_moving",
             parts=parts,
         )
     ]

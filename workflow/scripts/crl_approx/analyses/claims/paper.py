@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from ...numerics import saturation, tiers
-from ...numerics.claims import How, Kind, Verdict, combine, gate
+from ...numerics.claims import Decidable, How, Kind, Verdict, combine, gate
 from .base import from_tier, row, times
 
 EXACT_COLUMNS = {"spectral_tail": "tail", "truncation_excess_risk": "truncation excess"}
@@ -45,7 +45,8 @@ def exact(t, config) -> list[dict]:
             else "quadrature reproduces every printed digit"
             if not off
             else "differs: " + "; ".join(off[:3]),
-            decidable=f"no: {NOT_PAPERS}" if unset else "",
+            decidable=Decidable.NO if unset else "",
+            why=NOT_PAPERS if unset else "",
             section="table1",
             table="table1",
             column="spectral_tail, truncation_excess_risk",
@@ -136,7 +137,8 @@ def trained(t, config) -> list[dict]:
                 paper="Table 1's MLP columns",
                 verdict=combine(v for _, v in parts),
                 reading=NOT_PAPERS if unset else _trained_reading(t, objective, notes),
-                decidable=f"no: {NOT_PAPERS}" if unset else "",
+                decidable=Decidable.NO if unset else "",
+                why=NOT_PAPERS if unset else "",
                 section="table1",
                 table="table1",
                 column="mlp_l2_distance_mean, mlp_excess_risk_mean",
@@ -220,7 +222,8 @@ def lcgm(t, config) -> list[dict]:
             reading=NOT_PAPERS
             if math.isnan(r["paper_probe_r2_f"])
             else "the design was chosen to give R² near the paper's",
-            decidable=f"no: {NOT_PAPERS}" if math.isnan(r["paper_probe_r2_f"]) else "",
+            decidable=Decidable.NO if math.isnan(r["paper_probe_r2_f"]) else "",
+            why=NOT_PAPERS if math.isnan(r["paper_probe_r2_f"]) else "",
             section="lcgm",
             table="lcgm_probes",
             column="probe_r2_f_mean, probe_r2_g_mean",

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import math
 
-from ...numerics.claims import NO, Kind, Verdict, combine, decided, in_part
+from ...numerics.claims import Decidable, Kind, Verdict, combine, decided
 from .base import g3, row
 
 
-def _claim(row_id: str) -> str:
-    """The claim a row of smoothness_claims belongs to: its id's first word ("S2 β=1" → "S2"),
-    a relation (post hoc) its own claim."""
-    return row_id if row_id.endswith("relation") else row_id.split()[0]
+def _undecided(rows) -> list[dict]:
+    return [r for r in rows if r["decidable"] in (Decidable.NO, Decidable.IN_PART)]
 
 
 #: the statement of a claim made of one row per world (each row states its world's case)
@@ -28,47 +26,45 @@ PAPER = {"S3a": "≤ 1/(2β) in every world with β < 2 (Table 2)"}
 NOT_THE_PAPERS = {Kind.PREDICTION: "— (our prediction)", Kind.POST_HOC: "— (post hoc)"}
 
 
-def _decidable(rows, parts) -> str:
-    """ "yes"; where no part is decided, the first undecided part's reason; where some are, the
-    undecided parts' reasons as "in part: β=0.5 …"."""
-    undecided = [r for r in rows if isinstance(r["decidable"], str) and r["decidable"] != "yes"]
+def _decidable(rows, parts) -> tuple[str, str]:
+    """(decidable, why): yes; where no part is decided, the first undecided part's reason; where
+    some are, in part, with the undecided parts' reasons ("β=0.5: …; β=1: …")."""
+    undecided = _undecided(rows)
     if not undecided:
-        return "yes"
+        return Decidable.YES, ""
     if not any(decided(v) for _, v in parts) or len(rows) == 1:
-        return undecided[0]["decidable"]
-    return in_part(
-        "; ".join(f"{r['id'].split()[-1]}: {r['decidable'].removeprefix(NO)}" for r in undecided)
-    )
+        return Decidable(undecided[0]["decidable"]), undecided[0]["why"]
+    return Decidable.IN_PART, "; ".join(f"{r['part']}: {r['why']}" for r in undecided)
+
+
+def _label(r) -> str:
+    return r["part"] or r["id"]
 
 
 def _part(r) -> str:
     """A world's measurement: its own words where short (\"rank 3\"), else its value."""
-    label = r["id"].removeprefix(_claim(r["id"])).strip() or r["id"]
     value, measured = r["value"], str(r["measured"])
     short = len(measured.split()) <= 3 or not (isinstance(value, float) and math.isfinite(value))
-    return f"{label}: {measured if short else g3(value)}"
+    return f"{_label(r)}: {measured if short else g3(value)}"
 
 
 def claims(t, config) -> list[dict]:
-    table = t["smoothness_claims"]
+    # a claim of one row has no part, a decided one no why: empty cells, not NaN
+    table = t["smoothness_claims"].fillna({c: "" for c in ("claim", "part", "decidable", "why")})
     out = []
-    for claim, rows in table.groupby(table["id"].map(_claim), sort=False):
+    for claim, rows in table.groupby("claim", sort=False):
         rows = rows.to_dict("records")
         first = rows[0]
-        parts = [
-            (r["id"].removeprefix(claim).strip() or claim, Verdict(r["verdict"])) for r in rows
-        ]
-        undecided = [r for r in rows if isinstance(r["decidable"], str) and r["decidable"] != "yes"]
+        parts = [(_label(r), Verdict(r["verdict"])) for r in rows]
+        undecided = _undecided(rows)
         if len(rows) == 1:
             measured, reading = first["measured"], first["reading"]
         else:
             measured = "; ".join(_part(r) for r in rows)
-            reading = "; ".join(
-                f"{r['id'].removeprefix(claim).strip()}: {r['decidable'].removeprefix(NO)}"
-                for r in undecided
-            )
+            reading = "; ".join(f"{_label(r)}: {r['why']}" for r in undecided)
             if not undecided and len({v for _, v in parts}) == 1:
                 reading = f"{parts[0][1]} in every part: " + ", ".join(p for p, _ in parts)
+        decidable, why = _decidable(rows, parts)
         out.append(
             row(
                 id=claim,
@@ -82,7 +78,8 @@ def claims(t, config) -> list[dict]:
                 or (first["paper"] if isinstance(first["paper"], str) else None)
                 or NOT_THE_PAPERS.get(Kind(first["kind"]), "—"),
                 verdict=combine(v for _, v in parts),
-                decidable=_decidable(rows, parts),
+                decidable=decidable,
+                why=why,
                 reading=reading,
                 section="smoothness",
                 table="smoothness_claims",

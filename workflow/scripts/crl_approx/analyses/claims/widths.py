@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from ...numerics.claims import How, Kind, Verdict, gate
+from ...numerics.claims import Decidable, How, Kind, Verdict, gate
 from .. import widths_verdicts as wv
 from .base import SHORT, as_verdict, row
 
@@ -13,9 +13,9 @@ REGISTERED = "2026-12-01"
 WORLDS = {"lcgm": "LCGM", "gmm": "mixture"}
 #: the verdicts of a grid that cannot decide, and why (the claims row's ``decidable``)
 UNDECIDABLE = {
-    wv.FEWER_WIDTHS: "no: fewer than three widths per tower in the grid",
-    wv.ONE_SEGMENT: "no: the ε levels lie on one log-log segment of the grid",
-    wv.TOO_FEW_LEVELS: "no: too few ε levels reached inside the grid",
+    wv.FEWER_WIDTHS: "fewer than three widths per tower in the grid",
+    wv.ONE_SEGMENT: "the ε levels lie on one log-log segment of the grid",
+    wv.TOO_FEW_LEVELS: "too few ε levels reached inside the grid",
 }
 
 
@@ -111,7 +111,8 @@ def claims(t, config) -> list[dict]:
                 hi=r.hi,
                 paper="— (our prediction, from Table 2)",
                 verdict=verdict,
-                decidable=reason or "",
+                decidable=Decidable.NO if reason else "",
+                why=reason or "",
                 reading=reading,
                 section="widths",
                 table="widths_verdicts",
