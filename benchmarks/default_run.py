@@ -36,6 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 
 from crl_approx.render.html import cpu_name  # noqa: E402
+from crl_approx.render.reference import cpu_kernels  # noqa: E402
 from crl_approx.render.runrecord import job_times  # noqa: E402
 
 
@@ -78,6 +79,7 @@ def main() -> None:
         "command": " ".join(command),
         "cores": os.cpu_count(),
         "cpu": cpu_name(),
+        "cpu_kernels": cpu_kernels(),  # trained numbers are bitwise equal only where these match
         "python": platform.python_version(),
         "wall_s": round(wall, 1),
         "jobs": int(steps[-1][1]) if steps else None,

@@ -91,3 +91,25 @@ def test_the_committed_record_is_of_the_default_run():
     rec = json.loads(reference.RECORD.read_text())
     assert rec["run"]["command"] == "snakemake --cores all"
     assert rec["tables"]["table1.csv"]["D"][:4] == [1, 2, 4, 8]
+
+
+def test_a_compare_names_both_hosts_kernel_sets_and_warns_when_they_differ(tmp_path, ref, capsys):
+    """Trained numbers are bitwise reproducible on one host only: the compare prints this host's
+    kernel set (torch's CPU capability and a hash of the CPU flags) beside the record's, and says
+    when they differ or the record has none (the record of 26abe25 had none; its host's trained
+    cells differed from this host's beyond rounding while 26abe25 here equals HEAD here)."""
+    import torch
+
+    here = reference.cpu_kernels()
+    assert here.startswith(torch.backends.cpu.get_cpu_capability() + ", flags ")
+    path, out_seen = tmp_path / "ref.json", []
+    for kernels, warned in ((here, False), (None, True), ("AVX512, flags 00000000", True)):
+        ref["run"]["cpu_kernels"] = kernels
+        path.write_text(json.dumps(ref))
+        run = make_run(tmp_path / str(len(out_seen)))
+        out_seen.append(kernels)
+        reference.main(["compare", "--run", str(run), "--reference", str(path)])
+        out = capsys.readouterr().out
+        assert f"this host: {here}" in out
+        assert ("another kernel set or CPU" in out) == warned, out
+    assert json.loads(reference.RECORD.read_text())["run"]["cpu_kernels"]

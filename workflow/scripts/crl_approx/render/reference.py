@@ -34,6 +34,27 @@ SEED_SDS = 3.0
 RTOL, ATOL = 1e-6, 1e-12
 
 
+def cpu_kernels() -> str:
+    """The kernel set torch dispatches to on this CPU (AVX2, AVX512, ...) and a short hash of the
+    CPU's feature flags (/proc/cpuinfo). Trained numbers are bitwise reproducible on one host; two
+    hosts of one model name ("AMD EPYC") may differ here, and then their trained numbers differ
+    beyond rounding (float sums in another order), by design."""
+    import hashlib
+
+    import torch
+
+    flags = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith(("flags", "Features")):
+                flags = " ".join(sorted(line.split(":", 1)[1].split()))
+                break
+    except OSError:
+        pass
+    digest = hashlib.sha256(flags.encode()).hexdigest()[:8] if flags else "no flags"
+    return f"{torch.backends.cpu.get_cpu_capability()}, flags {digest}"
+
+
 def record(run: Path) -> dict:
     """The reference record of a finished run: its commit and host (benchmarks/default_run.json
     of its clone, when there) and every small table, as {column: [values]}."""
@@ -50,7 +71,8 @@ def record(run: Path) -> dict:
     ):
         raw = json.loads(bench.read_text()) if bench.exists() else {}
         if raw and (raw.get("commit") == checkout or bench.parent.parent == run):
-            meta = {k: raw.get(k) for k in ("commit", "date", "cpu", "cores", "command")}
+            keys = ("commit", "date", "cpu", "cpu_kernels", "cores", "command")
+            meta = {k: raw.get(k) for k in keys}
             break
     if checkout:  # the checkout the tables were last assembled at
         meta["checkout"] = checkout
@@ -156,6 +178,13 @@ def main(argv=None) -> int:
         f"reference: commit {str(meta.get('commit'))[:7]}, {meta.get('cpu')}, "
         f"{len(reference['tables'])} tables, {cell_count(reference)} cells"
     )
+    here = cpu_kernels()
+    print(f"this host: {here}; the reference's: {meta.get('cpu_kernels') or 'not recorded'}")
+    if meta.get("cpu_kernels") != here:
+        print(
+            "another kernel set or CPU: trained numbers are bitwise reproducible on one host only;"
+            " expect them to differ beyond rounding here (exact columns must still agree)"
+        )
     for miss in misses:
         print("differs:", json.dumps(miss, default=str))
     verdict = "every cell agrees" if not misses else f"{len(misses)} cells or tables differ"
