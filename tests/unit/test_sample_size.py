@@ -222,7 +222,7 @@ def test_the_pool_axis_is_split_by_regime_and_one_law_through_both_is_rejected()
     assert second["theory_verdict"] == "— (budget-bound)"  # not "slower than 1/n"
     law = fits.loc["sampling vs pool size"]
     assert law["regime"] == "both regimes" and law["dof"] == 1 and law["rms_log_residual"] > 0.2
-    assert law["shape_test"].startswith("rejected")
+    assert law["shape_test"].startswith("rejected") and law["shape_outcome"] == "rejected"
     assert law["theory_verdict"] == "— (one power law does not fit)"
 
 
@@ -233,6 +233,7 @@ def test_one_law_over_pool_bound_pools_is_kept_and_judged():
     )
     law = fits.set_index("fit").loc["sampling vs pool size"]
     assert law["regime"] == "pool-bound" and law["shape_test"].startswith("not rejected")
+    assert law["shape_outcome"] == "not rejected"
     assert law["exponent"] == pytest.approx(1.0, abs=0.05)
     assert law["theory_verdict"] == "consistent with 1/n"
     half = sample_size.fit_rows(

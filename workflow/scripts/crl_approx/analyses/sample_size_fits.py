@@ -64,6 +64,7 @@ def _row(dim, name, xcol, ycol, xs, fit, interval, per_seed, **extra) -> dict:
         "dof": fit["dof"],
         "rms_log_residual": fit["rms_log_residual"],
         "shape_test": "",
+        "shape_outcome": "",  # the shape test's outcome alone: rejected / not rejected / untested
         "theory_exponent": math.nan,
         "theory_verdict": "—",
         "paper_mlp_excess_risk": math.nan,
@@ -116,15 +117,16 @@ def pool_rows(dim, pools: pd.DataFrame, level, batch_size, min_epochs) -> list[d
     fit = powerlaw.power_fit(ns, means.to_numpy())
     per = [powerlaw.power_fit(v.index, v.to_numpy())["a"] for v in seeds.values()]
     lo, hi = powerlaw.t_interval(fit["a"], per, level)
-    verdict, shape = theory_verdict(lo, hi), "untested (fewer than three pools)"
+    verdict, outcome, detail = theory_verdict(lo, hi), "untested", "fewer than three pools"
     if len(local) >= 2:
         diff = local[0] - local[-1]
         d_lo, d_hi = powerlaw.t_interval(diff, [v[0] - v[-1] for v in local_seed], level)
-        delta = f"first − last local exponent {diff:.2f} [{d_lo:.2f}, {d_hi:.2f}]"
+        detail = f"first − last local exponent {diff:.2f} [{d_lo:.2f}, {d_hi:.2f}]"
         if d_lo > 0 or d_hi < 0:
-            shape, verdict = f"rejected: {delta}", NO_POWER_LAW
+            outcome, verdict = "rejected", NO_POWER_LAW
         else:
-            shape = f"not rejected: {delta}" if math.isfinite(d_lo) else f"untested: {delta}"
+            outcome = "not rejected" if math.isfinite(d_lo) else "untested"
+    shape = f"{outcome}: {detail}" if len(local) >= 2 else f"{outcome} ({detail})"
     kinds = {regime(n, steps, batch_size, min_epochs) for n in ns}
     if kinds != {"pool-bound"} and verdict != NO_POWER_LAW:
         verdict = "— (not every pool is pool-bound)"  # only pool-bound fits meet the theory
@@ -141,6 +143,7 @@ def pool_rows(dim, pools: pd.DataFrame, level, batch_size, min_epochs) -> list[d
             per,
             regime=kinds.pop() if len(kinds) == 1 else "both regimes",
             shape_test=shape,
+            shape_outcome=outcome,
             theory_exponent=THEORY_EXPONENT,
             theory_verdict=verdict,
         ),

@@ -158,6 +158,30 @@ class RunTables:
             "share": CONVERGED_SHARE,
         }
 
+    def budget(self) -> dict:
+        """The budget evidence of the block (validation split): per class pairing, the second
+        half's relative drop, the best checkpoint, and the drop from the middle to the last
+        checkpoint as a share of the cell's held-out excess (``over``: whether some share is above
+        the verdicts' tolerance); for the halves, the best checkpoint and the second half's rise
+        (``overfits``: it rises in every cell)."""
+        conv, sweep = self.table("convergence"), self.table("sweep")
+        excess = sweep.set_index(["pairing", "D"])["heldout_excess_mean"]
+        classes, halves = conv[conv["pairing"] != "halves"], conv[conv["pairing"] == "halves"]
+        share = [
+            (r.val_loss_mid - r.val_loss_last) / excess.loc[(r.pairing, r.D)]
+            for r in classes.itertuples()
+        ]
+        rise = (-halves["second_half_rel_drop"]).tolist()
+        return {
+            "drop": classes["second_half_rel_drop"].tolist(),
+            "best": classes["best_checkpoint_mean"].tolist(),
+            "share": share,
+            "over": max(share) > self.rule()["tolerance"],
+            "halves_best": halves["best_checkpoint_mean"].tolist(),
+            "halves_rise": rise,
+            "overfits": min(rise) > 0,
+        }
+
     def job_times(self) -> dict:
         times = self._job_times(self.results.parent / "benchmarks")
         return {r: times[r] for r in self.RULES if r in times}

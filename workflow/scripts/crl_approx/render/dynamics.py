@@ -76,3 +76,72 @@ def lcgm_context(table_csv) -> list[dict]:
             }
         rows.append(row)
     return rows
+
+
+def _cells(t: pd.DataFrame, column: str) -> list[dict]:
+    return [
+        {"objective": r.objective, "D": int(r.D), "value": getattr(r, column)}
+        for r in t.itertuples()
+    ]
+
+
+def says(t: pd.DataFrame, cfg: dict) -> dict:
+    """What docs/dynamics.md's generated prose states about ``dynamics.csv``, computed here so the
+    template prints (``cfg``: the config's ``dynamics`` section). Cells with D ≥ 2 carry an order;
+    the optimum's own span is reached where ``f_floor_min_cos2`` ≥ 1 − ``alignment_tol``."""
+    bar = 1 - cfg["alignment_tol"]
+    multi = t[t.D >= 2]
+    verdicts = t.alignment_verdict
+    unresolved = t[verdicts == claims.Verdict.UNRESOLVED]
+    out = {
+        "bar": bar,
+        "order_holds": int((multi.order_verdict == claims.Verdict.HOLDS).sum()),
+        "n_multi": len(multi),
+        "order_cells": [
+            {
+                "objective": r.objective,
+                "D": int(r.D),
+                "rho": r.rho_coefficient,
+                "strict": int(r.n_seeds_strictly_ordered),
+                "seeds": int(r.n_seeds),
+            }
+            for r in multi.itertuples()
+        ],
+        "strict": int(multi.n_seeds_strictly_ordered.sum()),
+        "runs": int(multi.n_seeds.sum()),
+        "below_excess": multi.learned_below_excess.tolist(),
+        "capture_steps": [str(s).replace(";", " · ") for s in multi.capture_steps],
+        "alignment": {str(v): int((verdicts == v).sum()) for v in claims.Verdict},
+        "n": len(t),
+        "unresolved": None,
+        "floor_f": _cells(t[t.objective == t.objective.iloc[0]], "floor_f_min_cos2"),
+        "reached": _cells(t[t.f_floor_min_cos2 >= bar], "f_floor_min_cos2"),
+        "missed": _cells(t[t.f_floor_min_cos2 < bar], "f_floor_min_cos2"),
+        "misscaled": t.final_misscaled_share.tolist(),
+        "off": [int(d) for d in t[t.floor_f_min_cos2 < bar].D.unique()],
+    }
+    if "converged" in t:
+        out["converged"] = int((t.converged == True).sum())  # noqa: E712 (a column of bools)
+    if "budget_agrees" in t:
+        out["budget_agrees"] = int((t.budget_agrees == True).sum())  # noqa: E712
+        out["budget_checked"] = int(t.budget_agrees.notna().sum())
+    if len(unresolved):
+        r = unresolved.iloc[0]
+        out["unresolved"] = {
+            "objective": r.objective,
+            "D": int(r.D),
+            "min_cos2": min(r.f_min_cos2, r.g_min_cos2),
+        }
+    return out
+
+
+def lcgm_says(t: pd.DataFrame) -> dict:
+    """What docs/dynamics.md's generated prose states about ``dynamics_lcgm.csv``: the registered
+    verdicts' counts, and the D below the target ranks (D < K − 1) and from D = K on."""
+    k = int(t.f_target_rank.iloc[0]) + 1
+    return {
+        "counts": {str(v): int((t.verdict == v).sum()) for v in claims.Verdict},
+        "n": len(t),
+        "low": t[t.D < t.f_target_rank].to_dict("records"),
+        "high": t[t.D >= k].to_dict("records"),
+    }

@@ -35,9 +35,9 @@ from ..config.sections import TARGETS
 from ..numerics import tiers
 from ..numerics.asymptotics import asymptotic_slope
 from ..numerics.smoothness import FLOOR_GRADIENT
-from . import glance, smoothness, study
+from . import dynamics, glance, smoothness, study
 from .numbers import e, f, g, minsec, pct, pnum, pow10, protocol, reflow, span, thousands
-from .runrecord import job_times, run_table
+from .runrecord import flop_cells, job_times, run_table
 from .verdicts import verdict
 
 REPO = Path(__file__).resolve().parents[4]
@@ -116,8 +116,11 @@ class Run:
         per = self.default_run["rules"].get(rule, {}).get("per_job", {})
         return [s for k, s in per.items() if fnmatch.fnmatch(k, f"{rule}/{pattern}")]
 
-    def job_s(self, *rules: str) -> float:
-        return sum(self.default_run["rules"][r]["job_s"] for r in rules)
+    def job_s(self, *rules: str, recorded_only: bool = False) -> float:
+        """The rules' job seconds in the default run's record (``recorded_only``: the rules the
+        record holds, for an experiment newer than the record; else every rule must be there)."""
+        timed = self.default_run.get("rules", {})
+        return sum(timed[r]["job_s"] for r in rules if not recorded_only or r in timed)
 
     # small lookups that would be clumsy in jinja
     def t1(self, objective: str, dim: int, column: str) -> float:
@@ -221,7 +224,8 @@ def environment() -> jinja2.Environment:
     env.globals |= {"tiers": tiers, "smoothness_floor_grid": smoothness.floor_grid}
     env.globals |= {"floor_gradient": FLOOR_GRADIENT, "section_targets": TARGETS}
     env.globals |= {"glance": glance.glance, "lr_ratios": study.lr_ratios}
-    env.globals |= {"budget_unresolved": study.budget_unresolved}
+    env.globals |= {"budget_unresolved": study.budget_unresolved, "dynamics_facts": dynamics.says}
+    env.globals |= {"dynamics_lcgm_facts": dynamics.lcgm_says, "flop_cells": flop_cells}
     env.filters |= {"log10": lambda v: math.log10(float(v))}
     env.globals |= {"scale": lambda v, k: [k * float(x) for x in v]}
     return env

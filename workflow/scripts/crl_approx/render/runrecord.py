@@ -135,3 +135,15 @@ def run_table(results: Path, name: str):
     path, index = TABLES[name]
     table = pd.read_csv(results / path)
     return table if index is None else table.set_index(index)
+
+
+def flop_cells(record: dict) -> list[dict]:
+    """The FLOP-limit record's cells (benchmarks/flop_limit.json) with what README prints of
+    each: the CPU seconds outside the step and validation loops, and the step loop's share of
+    the job's CPU."""
+    out = []
+    for c in record["cells"]:
+        phases = c["phase_cpu_s"]
+        outside = c["job_cpu_s"] - phases["steps"] - phases["validation"]
+        out.append(c | {"outside_s": outside, "step_share": phases["steps"] / c["job_cpu_s"]})
+    return out
