@@ -214,10 +214,12 @@ def test_the_pool_axis_is_split_by_regime_and_one_law_through_both_is_rejected()
     fits = fits.set_index("fit")
     first = fits.loc["sampling vs pool size (local 10000→100000)"]
     assert first["regime"].startswith("pool-bound") and first["n_seeds"] == 3
+    assert first["regime_kind"] == "pool-bound"
     assert first["exponent"] == pytest.approx(1.0, abs=0.1)
     assert first["theory_verdict"] == "consistent with 1/n"
     second = fits.loc["sampling vs pool size (local 100000→1e+06)"]
     assert second["regime"].startswith("budget-bound (n = 1e+06 walked 2 times")
+    assert second["regime_kind"] == "budget-bound"
     assert second["exponent"] == pytest.approx(0.3, abs=0.1)
     assert second["theory_verdict"] == "— (budget-bound)"  # not "slower than 1/n"
     law = fits.loc["sampling vs pool size"]

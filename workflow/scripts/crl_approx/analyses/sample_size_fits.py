@@ -54,6 +54,7 @@ def _row(dim, name, xcol, ycol, xs, fit, interval, per_seed, **extra) -> dict:
         "y": ycol,
         "x_values": " ".join(f"{v:g}" for v in xs),
         "regime": "",
+        "regime_kind": "",  # the regime alone (pool-bound / budget-bound), where a local fit has one
         "exponent": fit["a"],
         "exponent_lo": interval[0],
         "exponent_hi": interval[1],
@@ -110,6 +111,7 @@ def pool_rows(dim, pools: pd.DataFrame, level, batch_size, min_epochs) -> list[d
                 per,
                 regime=f"{'pool' if bound else 'budget'}-bound (n = {ns[i + 1]:g} walked "
                 f"{walks:.3g} times; pool-bound from {min_epochs:g})",
+                regime_kind="pool-bound" if bound else "budget-bound",
                 theory_exponent=THEORY_EXPONENT,
                 theory_verdict=theory_verdict(lo, hi) if bound else "— (budget-bound)",
             )
