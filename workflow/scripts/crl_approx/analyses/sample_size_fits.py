@@ -54,7 +54,7 @@ def _row(dim, name, xcol, ycol, xs, fit, interval, per_seed, **extra) -> dict:
         "y": ycol,
         "x_values": " ".join(f"{v:g}" for v in xs),
         "regime": "",
-        "regime_kind": "",  # the regime alone (pool-bound / budget-bound), where a local fit has one
+        "regime_kind": "",  # a local fit's regime alone: pool-bound / budget-bound
         "exponent": fit["a"],
         "exponent_lo": interval[0],
         "exponent_hi": interval[1],
