@@ -128,6 +128,24 @@ def test_a_miss_still_rising_by_its_distance_to_the_bar_is_not_converged():
     assert not still_moving([0.95], [0.3], 0.1)  # a hold
 
 
+def lcgm_d(D, g_verdict, g_final=0.88, moving=False) -> dict:
+    """One D of a crafted dynamics_lcgm table: f holds (0.96), g as given, only g maybe moving."""
+    return {
+        "D": D,
+        "f_verdict": "holds",
+        "g_verdict": g_verdict,
+        "verdict": combined(["holds", g_verdict]),
+        "f_judged_final": 0.96,
+        "g_judged_final": g_final,
+        "f_still_moving": False,
+        "g_still_moving": moving,
+    }
+
+
+def lcgm_tables(*rows) -> dict:
+    return {"dynamics_lcgm": pd.DataFrame(list(rows))}
+
+
 def test_prediction_3_reads_a_still_rising_miss_as_not_converged():
     """The claims row: D = 8's g misses while still rising (not converged), D = 4's g misses and
     has stopped (fails): the row fails; with D = 4 removed it is not converged, the ungated
@@ -135,27 +153,12 @@ def test_prediction_3_reads_a_still_rising_miss_as_not_converged():
     from crl_approx.analyses.claims import dynamics as claims_dynamics
     from crl_approx.numerics.claims import Verdict
 
-    def d(D, g_verdict, moving):
-        return {
-            "D": D,
-            "f_verdict": "holds",
-            "g_verdict": g_verdict,
-            "verdict": combined(["holds", g_verdict]),
-            "f_judged_final": 0.96,
-            "g_judged_final": 0.88,
-            "f_still_moving": False,
-            "g_still_moving": moving,
-        }
-
-    class T(dict):
-        pass
-
-    both = T(dynamics_lcgm=pd.DataFrame([d(4, "fails", False), d(8, "fails", True)]))
+    both = lcgm_tables(lcgm_d(4, "fails"), lcgm_d(8, "fails", moving=True))
     (row,) = claims_dynamics.lcgm(both, {})
     assert row["verdict"] == Verdict.FAILS
     assert row["parts"] == "D = 4: fails; D = 8: not converged"
     assert "rule:" not in row["reading"]
-    (row,) = claims_dynamics.lcgm(T(dynamics_lcgm=pd.DataFrame([d(8, "fails", True)])), {})
+    (row,) = claims_dynamics.lcgm(lcgm_tables(lcgm_d(8, "fails", moving=True)), {})
     assert row["verdict"] == Verdict.NOT_CONVERGED
     assert row["reading"] == "f holds at D = 8; g at no D (best 0.880); rule: fails"
     assert row["measured"] == "1 not converged of 1 D"
@@ -168,22 +171,10 @@ def test_prediction_3_says_when_the_best_side_straddles_the_bar():
     (the default run's g: best 0.901, unresolved), and a plain miss says nothing more."""
     from crl_approx.analyses.claims import dynamics as claims_dynamics
 
-    def d(D, g_verdict, g_final):
-        return {
-            "D": D,
-            "f_verdict": "holds",
-            "g_verdict": g_verdict,
-            "verdict": combined(["holds", g_verdict]),
-            "f_judged_final": 0.96,
-            "g_judged_final": g_final,
-            "f_still_moving": False,
-            "g_still_moving": False,
-        }
-
-    table = pd.DataFrame([d(4, "fails", 0.85), d(8, "unresolved", 0.901)])
-    (row,) = claims_dynamics.lcgm({"dynamics_lcgm": table}, {})
+    tables = lcgm_tables(lcgm_d(4, "fails", 0.85), lcgm_d(8, "unresolved", 0.901))
+    (row,) = claims_dynamics.lcgm(tables, {})
     straddles = "g at no D (best 0.901, unresolved)"  # its seeds straddle the bar
     assert row["reading"] == f"f holds at D = 4, 8; {straddles}"
-    table = pd.DataFrame([d(4, "fails", 0.85), d(8, "fails", 0.88)])
-    (row,) = claims_dynamics.lcgm({"dynamics_lcgm": table}, {})
+    tables = lcgm_tables(lcgm_d(4, "fails", 0.85), lcgm_d(8, "fails", 0.88))
+    (row,) = claims_dynamics.lcgm(tables, {})
     assert row["reading"] == "f holds at D = 4, 8; g at no D (best 0.880)"

@@ -85,6 +85,11 @@ def _cells(t: pd.DataFrame, column: str) -> list[dict]:
     ]
 
 
+def _verdict_counts(verdicts: pd.Series) -> dict[str, int]:
+    """How many cells give each verdict of the one enumeration (0 for those none gives)."""
+    return {str(v): int((verdicts == v).sum()) for v in claims.Verdict}
+
+
 def says(t: pd.DataFrame, cfg: dict) -> dict:
     """What docs/dynamics.md's generated prose states about ``dynamics.csv``, computed here so the
     template prints (``cfg``: the config's ``dynamics`` section). Cells with D ≥ 2 carry an order;
@@ -111,7 +116,7 @@ def says(t: pd.DataFrame, cfg: dict) -> dict:
         "runs": int(multi.n_seeds.sum()),
         "below_excess": multi.learned_below_excess.tolist(),
         "capture_steps": [str(s).replace(";", " · ") for s in multi.capture_steps],
-        "alignment": {str(v): int((verdicts == v).sum()) for v in claims.Verdict},
+        "alignment": _verdict_counts(verdicts),
         "n": len(t),
         "unresolved": None,
         "floor_f": _cells(t[t.objective == t.objective.iloc[0]], "floor_f_min_cos2"),
@@ -140,7 +145,7 @@ def lcgm_says(t: pd.DataFrame) -> dict:
     verdicts' counts, and the D below the target ranks (D < K − 1) and from D = K on."""
     k = int(t.f_target_rank.iloc[0]) + 1
     return {
-        "counts": {str(v): int((t.verdict == v).sum()) for v in claims.Verdict},
+        "counts": _verdict_counts(t.verdict),
         "n": len(t),
         "low": t[t.D < t.f_target_rank].to_dict("records"),
         "high": t[t.D >= k].to_dict("records"),
