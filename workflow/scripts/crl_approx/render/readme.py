@@ -18,7 +18,6 @@ tests/e2e/test_readme_numbers.py).
 from __future__ import annotations
 
 import argparse
-import fnmatch
 import json
 import math
 import re
@@ -35,7 +34,7 @@ from ..config.sections import TARGETS
 from ..numerics import tiers
 from ..numerics.asymptotics import asymptotic_slope
 from ..numerics.smoothness import FLOOR_GRADIENT
-from . import dynamics, glance, smoothness, study
+from . import dynamics, glance, records, smoothness, study
 from .numbers import e, f, g, minsec, pct, pnum, pow10, protocol, reflow, span, thousands
 from .runrecord import flop_cells, job_times, run_table
 from .verdicts import verdict
@@ -111,16 +110,15 @@ class Run:
         tables = self.record["widths_grid"]["tables"]
         return {k: pd.DataFrame(rows) for k, rows in tables.items()}
 
-    # jobs of the default run's record
+    # jobs of the default run's record (:mod:`.records`)
     def jobs(self, rule: str, pattern: str = "*") -> list[float]:
-        per = self.default_run["rules"].get(rule, {}).get("per_job", {})
-        return [s for k, s in per.items() if fnmatch.fnmatch(k, f"{rule}/{pattern}")]
+        return records.jobs(self.default_run, rule, pattern)
+
+    def jobs_s(self, rule: str, pattern: str = "*") -> float:
+        return records.jobs_s(self.default_run, rule, pattern)
 
     def job_s(self, *rules: str, recorded_only: bool = False) -> float:
-        """The rules' job seconds in the default run's record (``recorded_only``: the rules the
-        record holds, for an experiment newer than the record; else every rule must be there)."""
-        timed = self.default_run.get("rules", {})
-        return sum(timed[r]["job_s"] for r in rules if not recorded_only or r in timed)
+        return records.job_s(self.default_run, *rules, recorded_only=recorded_only)
 
     # small lookups that would be clumsy in jinja
     def t1(self, objective: str, dim: int, column: str) -> float:
@@ -187,14 +185,6 @@ class Run:
         c = self.curve[(self.curve["dataset"] == dataset) & self.curve["t"].between(lo, hi)]
         return float(np.polyfit(np.log(c["t"]), np.log(c[column]), 1)[0])
 
-    def other_rules(self, named) -> dict:
-        """Jobs, job time and the longest job of every rule not in ``named``."""
-        rest = {k: v for k, v in self.default_run["rules"].items() if k not in named}
-        per = {j: s for v in rest.values() for j, s in v["per_job"].items()}
-        longest = max(per, key=per.get)
-        out = {"rules": len(rest), "jobs": len(per), "job_s": sum(per.values())}
-        return out | {"longest": longest.split("/")[0], "longest_s": per[longest]}
-
     def gpu_sd_units(self) -> float:
         """The largest |GPU excess − CPU mean| in CPU seed sds over the GPU check's cells."""
         worst = 0.0
@@ -226,6 +216,7 @@ def environment() -> jinja2.Environment:
     env.globals |= {"glance": glance.glance, "lr_ratios": study.lr_ratios}
     env.globals |= {"budget_unresolved": study.budget_unresolved, "dynamics_facts": dynamics.says}
     env.globals |= {"dynamics_lcgm_facts": dynamics.lcgm_says, "flop_cells": flop_cells}
+    env.globals |= {"records": records}
     env.filters |= {"log10": lambda v: math.log10(float(v))}
     env.globals |= {"scale": lambda v, k: [k * float(x) for x in v]}
     return env

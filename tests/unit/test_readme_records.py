@@ -1,0 +1,118 @@
+"""What README prints of the benchmark records (crl_approx.render.records), on crafted records whose
+answers are worked out by hand here, not by the module."""
+
+import pytest
+
+from crl_approx.render import records
+
+STUDY = "train_sample_size"
+RECORD = {
+    "wall_s": 700.0,
+    "rules": {
+        STUDY: {
+            "per_job": {
+                f"{STUDY}/score~inner/pool~fresh/budget~1x/lr~0.001/dim~2": 10.0,
+                f"{STUDY}/score~inner/pool~fresh/budget~2x/lr~0.001/dim~2": 20.0,
+                f"{STUDY}/score~inner/pool~fresh/budget~4x/lr~0.001/dim~2": 40.0,
+                f"{STUDY}/score~inner/pool~fresh/budget~1x/lr~0.003/dim~2": 12.0,
+                f"{STUDY}/score~inner/pool~1024/budget~1x/lr~0.0003/dim~8": 15.0,
+            },
+            "jobs": 5,
+            "job_s": 97.0,
+            "longest": f"{STUDY}/score~inner/pool~fresh/budget~4x/lr~0.001/dim~2",
+            "startup_cpu_s": 5.0,
+        },
+        "make_pool": {"per_job": {"make_pool/n~1024": 3.0}, "jobs": 1, "job_s": 3.0},
+        "train_encoder": {
+            "per_job": {"train_encoder/lcgm/dim~8": 30.0, "train_encoder/gmm/dim~2": 25.0},
+            "jobs": 2,
+            "job_s": 55.0,
+            "longest": "train_encoder/lcgm/dim~8",
+            "startup_cpu_s": 2.5,
+        },
+        "assemble_table1": {"per_job": {"assemble_table1/t": 1.5}, "jobs": 1, "job_s": 1.5},
+        "plot_excess": {"per_job": {"plot_excess/f": 4.0}, "jobs": 1, "job_s": 4.0},
+    },
+}
+# the study rules README sums; assemble_sample_size / plot_sample_size are absent on purpose
+RECORD["rules"] |= {
+    "assemble_sample_size": {"per_job": {"assemble_sample_size/t": 1.0}, "jobs": 1, "job_s": 1.0},
+    "plot_sample_size": {"per_job": {"plot_sample_size/f": 2.0}, "jobs": 1, "job_s": 2.0},
+}
+
+
+def test_the_quick_start_totals():
+    q = records.quickstart(RECORD)
+    assert q["total_s"] == pytest.approx(97 + 3 + 55 + 1.5 + 4 + 1 + 2)
+    assert q["study_s"] == pytest.approx(97 + 3 + 1 + 2)
+    assert q["without_study_s"] == pytest.approx(55 + 1.5 + 4)
+    assert q["axis_s"] == pytest.approx(20 + 40)  # fresh at 2x and 4x
+    assert q["other_lrs_s"] == pytest.approx(12 + 15)  # every lr but 0.001
+    assert q["saves_s"] == pytest.approx(60 + 27)
+    assert q["startup_cpu_s"] == pytest.approx(7.5)  # rules without the key count 0
+    assert q["over_goal"] and not records.quickstart(RECORD, goal_s=800)["over_goal"]
+
+
+def test_the_study_cost_names_its_longest_cell():
+    c = records.study_cost(RECORD)
+    assert (c["jobs"], c["longest_s"], c["train_s"]) == (5, 40.0, 97.0)
+    assert c["longest_cell"] == "pool~fresh, budget~4x, lr~0.001, dim~2"
+
+
+def test_the_rule_table_lists_the_named_rules_and_sums_the_rest():
+    t = records.rule_rows(RECORD, big=(STUDY, "train_encoder"))
+    assert [r["rule"] for r in t["rows"]] == [STUDY, "train_encoder"]
+    assert t["rows"][1] == {
+        "rule": "train_encoder",
+        "jobs": 2,
+        "job_s": 55.0,
+        "longest_s": 30.0,
+        "longest_cell": "lcgm/dim~8",
+    }
+    other = t["other"]
+    assert (other["rules"], other["jobs"]) == (5, 5)
+    assert other["job_s"] == pytest.approx(3 + 1.5 + 4 + 1 + 2)
+    assert (other["longest"], other["longest_s"]) == ("plot_excess", 4.0)
+    assert t["total_s"] == pytest.approx(163.5)
+
+
+def test_job_lookups_match_their_patterns():
+    assert records.jobs_s(RECORD, "train_encoder", "lcgm/*") == 30.0
+    assert records.jobs_s(RECORD, STUDY, "*budget~1x*") == pytest.approx(37.0)
+    assert records.jobs(RECORD, "no_such_rule") == []
+    assert records.job_s(RECORD, "make_pool", "train_encoder") == 58.0
+    assert records.job_s(RECORD, "make_pool", "train_widths", recorded_only=True) == 3.0
+    with pytest.raises(KeyError):
+        records.job_s(RECORD, "train_widths")
+
+
+def test_the_digits_budget_counts_and_ratio():
+    cell = {"moved": False, "resolved": True, "within_tolerance": True}
+    record = {
+        "runs": {
+            "B": {"job_times": {"train_digits": {"job_s": 100.0}, "make_digits": {"job_s": 5.0}}},
+            "2B": {"job_times": {"train_digits": {"job_s": 190.0}, "make_digits": {"job_s": 5.0}}},
+        },
+        "cells": [
+            cell,
+            cell | {"resolved": False},
+            cell | {"moved": True, "within_tolerance": False},
+        ],
+    }
+    d = records.digits_budget(record)
+    assert d["ratio"] == pytest.approx(1.9) and d["all_B_s"] == 105.0
+    assert (d["cells"], d["moved"], d["resolved"], d["beyond_tolerance"]) == (3, 1, 2, 1)
+
+
+def test_the_width_grid_cells_read_from_their_paths():
+    record = {
+        "job_times": {
+            "gmm/tower~f/width~4/data~1x": {"s": 50.4, "trained_here": True},
+            "lcgm/tower~g/width~16/data~2x": {"s": 80.0, "trained_here": False},
+        }
+    }
+    w = records.widths_grid(record)
+    mixture = {"world": "mixture", "tower": "f", "width": "4", "doubled": False}
+    lcgm = {"world": "LCGM", "tower": "g", "width": "16", "doubled": True}
+    assert w["cells"] == [mixture | {"s": 50.4, "found": False}, lcgm | {"s": 80.0, "found": True}]
+    assert (w["trained"], w["trained_s"], w["reused"], w["reused_s"]) == (1, 50.4, 1, 80.0)

@@ -1,0 +1,151 @@
+"""What README prints of the tracked benchmark records (``benchmarks/*.json``), computed here so
+that the template only prints: sums of job times, ratios, the cell a job's path names, counts.
+
+Each function takes a record (a parsed JSON file, or :class:`.readme.Run` for the default run's
+per-rule lookups) and returns plain numbers and strings; tests/unit/test_readme_records.py checks
+them on crafted records whose answers are known by hand.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+
+#: the training and probe rules README's job-time table lists one by one (the rest are summed)
+BIG_RULES = (
+    "train_sample_size",
+    "train_encoder",
+    "probe_lcgm",
+    "estimate_noise_exponent",
+    "measure_calibration",
+)
+#: the sample-size study's rules (its job time is one line of the quick start)
+STUDY_RULES = ("make_pool", "train_sample_size", "assemble_sample_size", "plot_sample_size")
+
+
+def jobs(record: dict, rule: str, pattern: str = "*") -> list[float]:
+    """The seconds of ``rule``'s jobs whose benchmark path matches ``rule/pattern``."""
+    per = record["rules"].get(rule, {}).get("per_job", {})
+    return [s for k, s in per.items() if fnmatch.fnmatch(k, f"{rule}/{pattern}")]
+
+
+def jobs_s(record: dict, rule: str, pattern: str = "*") -> float:
+    """The seconds of those jobs in all."""
+    return sum(jobs(record, rule, pattern))
+
+
+def job_s(record: dict, *rules: str, recorded_only: bool = False) -> float:
+    """The rules' job seconds (``recorded_only``: skip rules the record does not hold, for an
+    experiment newer than the record; else every rule must be there)."""
+    timed = record.get("rules", {})
+    return sum(timed[r]["job_s"] for r in rules if not recorded_only or r in timed)
+
+
+def cell(job: str, skip: int = 1) -> str:
+    """A job's benchmark path without its first ``skip`` parts (the rule, the dataset), joined
+    with ", ": ``train_sample_size/score~inner/pool~fresh`` → ``pool~fresh`` at ``skip=2``."""
+    return ", ".join(job.split("/")[skip:])
+
+
+def quickstart(record: dict, goal_s: float = 600) -> dict:
+    """The default run's totals: job time, the study's share, the jobs' start-up CPU, and what
+    dropping the study's budget axis (fresh at 2x and 4x) and its other learning rates saves."""
+    total = sum(r["job_s"] for r in record["rules"].values())
+    study = job_s(record, *STUDY_RULES)
+    axis = sum(jobs(record, "train_sample_size", "*budget~[24]x*"))
+    lrs = sum(jobs(record, "train_sample_size")) - sum(
+        jobs(record, "train_sample_size", "*lr~0.001/*")
+    )
+    startup = sum(r.get("startup_cpu_s", 0.0) for r in record["rules"].values())
+    return {
+        "total_s": total,
+        "study_s": study,
+        "without_study_s": total - study,
+        "axis_s": axis,
+        "other_lrs_s": lrs,
+        "saves_s": axis + lrs,
+        "startup_cpu_s": startup,
+        "over_goal": record["wall_s"] > goal_s,
+    }
+
+
+def study_cost(record: dict) -> dict:
+    """The sample-size study's jobs: count, the longest and its cell, the study's job time."""
+    times = jobs(record, "train_sample_size")
+    rule = record["rules"]["train_sample_size"]
+    return {
+        "jobs": len(times),
+        "longest_s": max(times),
+        "longest_cell": cell(rule["longest"], skip=2),
+        "study_s": job_s(record, *STUDY_RULES),
+        "train_s": rule["job_s"],
+    }
+
+
+def rule_rows(record: dict, big=BIG_RULES) -> dict:
+    """README's job-time table: one row per rule of ``big`` (jobs, job time, longest job and its
+    cell), one row summing every other rule, and the run's total job time."""
+    rows = []
+    for name in big:
+        r = record["rules"][name]
+        rows.append(
+            {
+                "rule": name,
+                "jobs": r["jobs"],
+                "job_s": r["job_s"],
+                "longest_s": r["per_job"][r["longest"]],
+                "longest_cell": r["longest"].split("/", 1)[1],
+            }
+        )
+    rest = {k: v for k, v in record["rules"].items() if k not in big}
+    per = {j: s for v in rest.values() for j, s in v["per_job"].items()}
+    longest = max(per, key=per.get)
+    other = {"rules": len(rest), "jobs": len(per), "job_s": sum(per.values())}
+    other |= {"longest": longest.split("/")[0], "longest_s": per[longest]}
+    total = sum(r["job_s"] for r in record["rules"].values())
+    return {"rows": rows, "other": other, "total_s": total}
+
+
+def digits_budget(record: dict) -> dict:
+    """The digits budget check's job times at B and 2B and its cell counts."""
+    b, b2 = record["runs"]["B"]["job_times"], record["runs"]["2B"]["job_times"]
+    cells = record["cells"]
+    return {
+        "train_B_s": b["train_digits"]["job_s"],
+        "train_2B_s": b2["train_digits"]["job_s"],
+        "ratio": b2["train_digits"]["job_s"] / b["train_digits"]["job_s"],
+        "all_B_s": sum(r["job_s"] for r in b.values()),
+        "cells": len(cells),
+        "moved": sum(bool(c["moved"]) for c in cells),
+        "resolved": sum(bool(c["resolved"]) for c in cells),
+        "beyond_tolerance": sum(not c["within_tolerance"] for c in cells),
+    }
+
+
+WORLD = {"gmm": "mixture", "lcgm": "LCGM"}
+
+
+def widths_grid(record: dict) -> dict:
+    """The width grid benchmark's cells: what it trained and what it found, their job time, and
+    each cell's world, tower, width and pairs (``data~1x`` or twice the pairs)."""
+    cells = []
+    for job, v in record["job_times"].items():
+        world, tower, width = job.split("/")[:3]
+        cells.append(
+            {
+                "world": WORLD.get(world, world),
+                "tower": tower.split("~")[1],
+                "width": width.split("~")[1],
+                "doubled": not job.endswith("1x"),
+                "s": v["s"],
+                "found": not v["trained_here"],
+            }
+        )
+    trained = [c["s"] for c in cells if not c["found"]]
+    reused = [c["s"] for c in cells if c["found"]]
+    return {
+        "cells": cells,
+        "trained": len(trained),
+        "trained_s": sum(trained),
+        "reused": len(reused),
+        "reused_s": sum(reused),
+    }
