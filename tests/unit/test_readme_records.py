@@ -22,7 +22,12 @@ RECORD = {
             "longest": f"{STUDY}/score~inner/pool~fresh/budget~4x/lr~0.001/dim~2",
             "startup_cpu_s": 5.0,
         },
-        "make_pool": {"per_job": {"make_pool/n~1024": 3.0}, "jobs": 1, "job_s": 3.0},
+        "make_pool": {
+            "per_job": {"make_pool/n~1024": 3.0},
+            "jobs": 1,
+            "job_s": 3.0,
+            "startup_cpu_s": 0.5,
+        },
         "train_encoder": {
             "per_job": {"train_encoder/lcgm/dim~8": 30.0, "train_encoder/gmm/dim~2": 25.0},
             "jobs": 2,
@@ -30,14 +35,34 @@ RECORD = {
             "longest": "train_encoder/lcgm/dim~8",
             "startup_cpu_s": 2.5,
         },
-        "assemble_table1": {"per_job": {"assemble_table1/t": 1.5}, "jobs": 1, "job_s": 1.5},
-        "plot_excess": {"per_job": {"plot_excess/f": 4.0}, "jobs": 1, "job_s": 4.0},
+        "assemble_table1": {
+            "per_job": {"assemble_table1/t": 1.5},
+            "jobs": 1,
+            "job_s": 1.5,
+            "startup_cpu_s": 0.25,
+        },
+        "plot_excess": {
+            "per_job": {"plot_excess/f": 4.0},
+            "jobs": 1,
+            "job_s": 4.0,
+            "startup_cpu_s": 0.25,
+        },
     },
 }
-# the study rules README sums; assemble_sample_size / plot_sample_size are absent on purpose
+# the study's other rules (README's study time sums all four)
 RECORD["rules"] |= {
-    "assemble_sample_size": {"per_job": {"assemble_sample_size/t": 1.0}, "jobs": 1, "job_s": 1.0},
-    "plot_sample_size": {"per_job": {"plot_sample_size/f": 2.0}, "jobs": 1, "job_s": 2.0},
+    "assemble_sample_size": {
+        "per_job": {"assemble_sample_size/t": 1.0},
+        "jobs": 1,
+        "job_s": 1.0,
+        "startup_cpu_s": 0.5,
+    },
+    "plot_sample_size": {
+        "per_job": {"plot_sample_size/f": 2.0},
+        "jobs": 1,
+        "job_s": 2.0,
+        "startup_cpu_s": 1.0,
+    },
 }
 
 
@@ -49,7 +74,7 @@ def test_the_quick_start_totals():
     assert q["axis_s"] == pytest.approx(20 + 40)  # fresh at 2x and 4x
     assert q["other_lrs_s"] == pytest.approx(12 + 15)  # every lr but 0.001
     assert q["saves_s"] == pytest.approx(60 + 27)
-    assert q["startup_cpu_s"] == pytest.approx(7.5)  # rules without the key count 0
+    assert q["startup_cpu_s"] == pytest.approx(5 + 0.5 + 2.5 + 0.25 + 0.25 + 0.5 + 1)
     assert q["over_goal"] and not records.quickstart(RECORD, goal_s=800)["over_goal"]
 
 
@@ -57,6 +82,15 @@ def test_the_study_cost_names_its_longest_cell():
     c = records.study_cost(RECORD)
     assert (c["jobs"], c["longest_s"], c["train_s"]) == (5, 40.0, 97.0)
     assert c["longest_cell"] == "pool~fresh, budget~4x, lr~0.001, dim~2"
+
+
+def test_the_rule_table_lists_the_training_rules_and_sums_the_rest():
+    # the default rules: those absent from the record are an error (README lists every one)
+    with pytest.raises(KeyError):
+        records.rule_rows(RECORD)
+    record = {"rules": {r: RECORD["rules"][STUDY] for r in records.BIG_RULES}}
+    record["rules"]["plot_excess"] = RECORD["rules"]["plot_excess"]
+    assert [r["rule"] for r in records.rule_rows(record)["rows"]] == list(records.BIG_RULES)
 
 
 def test_the_rule_table_lists_the_named_rules_and_sums_the_rest():

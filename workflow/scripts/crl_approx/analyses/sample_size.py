@@ -150,6 +150,13 @@ def summary(parts: pd.DataFrame, paper: dict, lr0: float) -> pd.DataFrame:
     ]
     out["verdict"] = [v for v, _ in verdicts]
     out["reaches_paper"] = [ok for _, ok in verdicts]
+    # the bare tier beside the verdict's text, so that nothing downstream parses the text
+    out["tier"] = [
+        tiers.scale_tier(
+            r.mlp_excess_risk_mean, r.paper_mlp_excess_risk, r.mlp_excess_risk_sd, n=r.n_seeds
+        )
+        for r in out.itertuples()
+    ]
     order = {"fresh": math.inf}
     out["_x"] = [order.get(p, s) for p, s in zip(out["protocol"], out["pool_size"], strict=True)]
     out = out.sort_values(["D", "lr", "budget_multiplier", "_x"], ignore_index=True)

@@ -12,6 +12,8 @@ templates of the top-level ``report/`` folder.
 - ``smoothness``: Experiment S's section and its claims' summary lines.
 - ``pages``: the docs pages the report links, carried in its appendix.
 - ``readme``, ``numbers``: README's and docs/'s generated blocks and how they print numbers.
+- ``facts``, ``records``: what those blocks print beyond a table's cells (differences, ratios,
+  counts, sums of job times), from a run's tables and from the benchmark records.
 - ``runrecord``: a default run's job times and training fingerprint (README's or another host's).
 - ``reference``: a finished run compared cell by cell with the committed reference record.
 - ``glance``: the summary (the report's and README's), printed from the claims table.

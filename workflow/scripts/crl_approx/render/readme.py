@@ -34,7 +34,7 @@ from ..config.sections import TARGETS
 from ..numerics import tiers
 from ..numerics.asymptotics import asymptotic_slope
 from ..numerics.smoothness import FLOOR_GRADIENT
-from . import dynamics, glance, records, smoothness, study
+from . import dynamics, facts, glance, records, smoothness, study
 from .numbers import e, f, g, minsec, pct, pnum, pow10, protocol, reflow, span, thousands
 from .runrecord import flop_cells, job_times, run_table
 from .verdicts import verdict
@@ -216,8 +216,7 @@ def environment() -> jinja2.Environment:
     env.globals |= {"glance": glance.glance, "lr_ratios": study.lr_ratios}
     env.globals |= {"budget_unresolved": study.budget_unresolved, "dynamics_facts": dynamics.says}
     env.globals |= {"dynamics_lcgm_facts": dynamics.lcgm_says, "flop_cells": flop_cells}
-    env.globals |= {"records": records}
-    env.filters |= {"log10": lambda v: math.log10(float(v))}
+    env.globals |= {"records": records, "facts": facts}
     env.globals |= {"scale": lambda v, k: [k * float(x) for x in v]}
     return env
 

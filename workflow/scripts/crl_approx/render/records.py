@@ -55,7 +55,7 @@ def quickstart(record: dict, goal_s: float = 600) -> dict:
     lrs = sum(jobs(record, "train_sample_size")) - sum(
         jobs(record, "train_sample_size", "*lr~0.001/*")
     )
-    startup = sum(r.get("startup_cpu_s", 0.0) for r in record["rules"].values())
+    startup = sum(r["startup_cpu_s"] for r in record["rules"].values())
     return {
         "total_s": total,
         "study_s": study,
