@@ -135,7 +135,8 @@ def smoke_run(tmp_path_factory) -> Path:
 def workflow_registry(*configfiles: str) -> dict:
     """What the workflow itself declares, read by parsing it with Snakemake (a dry run of a
     Snakefile that includes it and prints its registry): {"local": the local rules,
-    "experiments": crl_approx.config.experiments.Registry.describe()}."""
+    "experiments": crl_approx.config.experiments.Registry.describe(), "provenance": the derived
+    provenance registry, table → [file, the rule that writes it]}."""
     import json
     import tempfile
 
@@ -145,7 +146,7 @@ def workflow_registry(*configfiles: str) -> dict:
             f'include: "{REPO / "workflow" / "Snakefile"}"\n'
             "import json\n"
             'print("REGISTRY=" + json.dumps({"local": sorted(workflow._localrules), '
-            '"experiments": EXPERIMENTS.describe()}))\n'
+            '"experiments": EXPERIMENTS.describe(), "provenance": PROVENANCE}))\n'
         )
         extra = ["--configfile", *configfiles] if configfiles else []
         proc = subprocess.run(

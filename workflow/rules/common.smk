@@ -50,7 +50,7 @@ from crl_approx.config import (  # noqa: E402
     validate_config,
 )
 from crl_approx.config.rules import lr_label  # noqa: E402
-from crl_approx.render.provenance import TABLES as PROVENANCE_TABLES  # noqa: E402
+from crl_approx.render.provenance import tables as provenance_tables  # noqa: E402
 from crl_approx.config.sections import (  # noqa: E402
     SECTIONS,
     native_category,

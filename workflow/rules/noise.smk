@@ -210,7 +210,7 @@ experiment(
     "noise",
     tables={"noise_table": rules.assemble_noise.output.table},
     figures={"fig_noise": rules.plot_noise_exponent},
-    claims={"noise_exponent": (rules.assemble_noise.output.table, "noise")},
+    claims={"noise_exponent": (rules.assemble_noise.output.table, "noise_exponent")},
     docs=[repo_path("docs", "noise.md")],
     local=["assemble_noise", "plot_noise_exponent"],
     targets=[rules.assemble_noise.output],

@@ -10,6 +10,10 @@ REPORT_DOCS_PAGES = EXPERIMENTS.docs()
 #: the claims table's sources: its builders' name for a table → the provenance registry's
 #: (render/provenance.py), whose config keys each claims row names
 CLAIM_SOURCES = EXPERIMENTS.claim_sources()
+#: the provenance registry, derived: every declared table by its file's stem → (file, the rule
+#: that writes it); its config keys are those whose change reruns that rule (config/reruns.yaml)
+PROVENANCE = EXPERIMENTS.provenance(writer)
+PROVENANCE_TABLES = provenance_tables(PROVENANCE)
 
 
 rule assemble_claims:
@@ -110,6 +114,7 @@ rule build_report:
             p | {"rules": {n: writer(EXPERIMENTS.tables()[n]) for n in p["tables"]}}
             for p in EXPERIMENTS.partials()
         ],
+        sources=PROVENANCE,
         figure_sources={
             name: figure_source(plot) for name, plot in REPORT_FIGURES.items()
         },

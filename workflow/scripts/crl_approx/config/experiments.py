@@ -7,7 +7,7 @@ after its rules) names:
 - ``tables``: the report's inputs it contributes, by input name (``build_report`` reads them);
 - ``figures``: its plot rules, by the report's figure name;
 - ``claims``: the tables the package's claim builders read (``crl_approx.analyses.claims``), by
-  the builders' name, each with its provenance table (``render/provenance.py``);
+  the builders' name, each with its provenance table (the stem of a declared table's file);
 - ``claims_table``: or its own claims, a table in the claims schema its assembly writes (an
   experiment of your own), with the config ``keys`` its rows depend on;
 - ``docs``: the docs pages its report section links (the report's appendix carries them);
@@ -17,7 +17,8 @@ after its rules) names:
 - ``targets``: what ``rule all`` builds beyond the above.
 
 From them: ``rule all``'s inputs, the workflow's local rules, the report's inputs, figure list and
-docs pages, the claims table's sources and their provenance (:class:`Registry`). Experiments are
+docs pages, the claims table's sources, and the provenance registry: every declared table by its
+file's stem, with the rule that writes it (:meth:`Registry.provenance`). Experiments are
 kept in the report's section order (:mod:`crl_approx.config.sections`), experiments of your own
 after the project's, in the order declared.
 """
@@ -25,6 +26,7 @@ after the project's, in the order declared.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import PurePath
 
 from . import sections
 
@@ -111,6 +113,28 @@ class Registry:
 
     def own_keys(self) -> dict:
         return {f"own_{e.key}": e.keys for e in self.experiments if e.claims_table}
+
+    def provenance(self, writer) -> dict:
+        """The provenance registry (``render/provenance.py``): every declared CSV table and claims
+        input, by its file's stem → (file, the rule that writes it, ``writer(file)``). Refused:
+        two files of one stem, and a claims source that names no declared table."""
+        out: dict[str, tuple[str, str]] = {}
+        for path in map(str, [*self.tables().values(), *self.claim_inputs().values()]):
+            name = PurePath(path).stem
+            if not path.endswith(".csv"):
+                continue
+            if name in out and out[name][0] != path:
+                raise ContractError(
+                    f"tables {out[name][0]} and {path}: one provenance name {name!r}"
+                )
+            out[name] = out.get(name) or (path, writer(path))
+        for builder, table in self.claim_sources().items():
+            if table not in out:
+                raise ContractError(
+                    f"claims {builder!r}: its provenance table {table!r} is no declared table "
+                    f"(declared: {', '.join(sorted(out))})"
+                )
+        return out
 
     def docs(self) -> list[str]:
         return [page for e in self.experiments for page in e.docs]

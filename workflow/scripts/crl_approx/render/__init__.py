@@ -7,7 +7,8 @@ templates of the top-level ``report/`` folder.
 - ``dynamics``: the training-dynamics section and its summary lines.
 - ``digits``: Experiment R's section and its verdict lines.
 - ``verdicts``: how numbers are printed and compared with the paper's.
-- ``provenance``: where each printed number comes from.
+- ``provenance``: where each printed number comes from (its registry derived from the experiments'
+  declarations).
 - ``widths``: Experiment W's section and summary lines.
 - ``smoothness``: Experiment S's section and its claims' summary lines.
 - ``pages``: the docs pages the report links, carried in its appendix.

@@ -220,7 +220,7 @@ def build(inputs, params, output, repo: Path) -> str:
     objectives = list(dict.fromkeys(t1["objective"]))  # the default objective first
     table1 = table1_rows(t1)
     lcgm = lcgm_context(inputs.lcgm_table, inputs.lcgm_elbow, inputs.lcgm_design, paper["lcgm"])
-    src = provenance.Sources(config)
+    src = provenance.Sources(config, params.sources)
     noise = pd.read_csv(inputs.noise_table)
     digits = digits_report.context(
         inputs.digits_sweep,

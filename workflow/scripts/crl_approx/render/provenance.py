@@ -19,38 +19,6 @@ import yaml
 
 from ..config.reruns import MAP
 
-#: table → (file, the rule that writes it); its config keys are derived (:func:`depends_on`)
-SOURCES = {
-    "table1": ("results/tables/table1.csv", "assemble_table1"),
-    "crosschecks": ("results/gmm/crosschecks.csv", "compute_spectrum"),
-    "table2": ("results/tables/table2.csv", "compute_theory_sizes"),
-    "lcgm_probes": ("results/tables/lcgm_probes.csv", "assemble_lcgm"),
-    "lcgm_elbow": ("results/tables/lcgm_elbow.csv", "assemble_lcgm"),
-    "noise": ("results/tables/noise_exponent.csv", "assemble_noise"),
-    "calibration": ("results/tables/calibration.csv", "measure_calibration"),
-    "dynamics": ("results/tables/dynamics.csv", "measure_dynamics"),
-    "dynamics_lcgm": ("results/tables/dynamics_lcgm.csv", "measure_dynamics_lcgm"),
-    "cosine": ("results/tables/cosine_ablation.csv", "assemble_cosine"),
-    "sample_size": ("results/tables/sample_size.csv", "assemble_sample_size"),
-    "sample_size_fits": ("results/tables/sample_size_fits.csv", "assemble_sample_size"),
-    "digits_class_operator": (
-        "results/tables/digits_class_operator.csv",
-        "compute_digits_operator",
-    ),
-}
-SOURCES |= {
-    f"digits_{n}": (f"results/tables/digits_{n}.csv", "assemble_digits")
-    for n in ("sweep", "elbow", "verdicts", "table1", "cancorr")
-}
-SOURCES |= {
-    n: (f"results/tables/{n}.csv", "assemble_widths")
-    for n in ("widths", "widths_eps", "widths_fits", "widths_verdicts")
-}
-SOURCES |= {
-    f"smoothness_{n}": (f"results/tables/smoothness_{n}.csv", "assemble_smoothness")
-    for n in ("worlds", "eps", "trained", "claims")
-}
-
 
 def depends_on(rule: str, reruns: dict) -> tuple[str, ...]:
     """The config keys a rule's outputs depend on: those whose change reruns it (the rerun map,
@@ -61,8 +29,17 @@ def depends_on(rule: str, reruns: dict) -> tuple[str, ...]:
 
 
 RERUNS = yaml.safe_load(MAP.read_text())
-#: table → (file, the rule that writes it, the config keys its numbers depend on)
-TABLES = {name: (path, rule, depends_on(rule, RERUNS)) for name, (path, rule) in SOURCES.items()}
+
+
+def tables(sources: dict, reruns: dict | None = None) -> dict:
+    """The provenance registry: table → (file, the rule that writes it, the config keys its
+    numbers depend on). ``sources`` (table → (file, rule)) is derived from the experiments'
+    declarations (``Registry.provenance``; the build_report rule passes it); the keys from the
+    rerun map (:func:`depends_on`)."""
+    reruns = RERUNS if reruns is None else reruns
+    return {name: (path, rule, depends_on(rule, reruns)) for name, (path, rule) in sources.items()}
+
+
 PAPER = "workflow/resources/paper_values.yaml"
 #: the title of Table 2's formula cells
 FORMULA_SRC = "source: workflow/scripts/crl_approx/numerics/theory.py (FORMULAS); rule: "
@@ -76,19 +53,20 @@ def _value(config: dict, dotted: str):
 class Sources:
     """``src(table, column, **row)``: the title of one printed number (see the module doc)."""
 
-    def __init__(self, config: dict):
+    def __init__(self, config: dict, sources: dict):
         self.config = config
+        self.tables = tables(sources)
 
     def config_text(self, keys) -> str:
         return ", ".join(f"{k}={_value(self.config, k)}" for k in keys)
 
     def __call__(self, table: str, column: str, **row) -> str:
-        path, rule, keys = TABLES[table]
+        path, rule, keys = self.tables[table]
         return self.title(path, rule, keys, column, **row)
 
     def title(self, path: str, rule: str, keys, column: str, **row) -> str:
         """The title of one number of ``path`` (written by ``rule``, depending on ``keys``): a
-        table outside :data:`TABLES` (an experiment of your own's) is titled the same way."""
+        table outside the registry (an experiment of your own's) is titled the same way."""
         key = ", ".join(f"{k}={v}" for k, v in row.items())
         parts = [f"source: {path}", f"column: {column}"]
         if key:

@@ -199,7 +199,7 @@ def noise_lines(noise_table: pd.DataFrame, paper: dict, level: float = 0.95, src
                 label,
                 tiers.css(label),
                 "noise",
-                src("noise", f"{col}, {lo}, {hi}", dataset="gmm", seed=-1),
+                src("noise_exponent", f"{col}, {lo}, {hi}", dataset="gmm", seed=-1),
                 src.paper(f"noise.{key}"),
             )
         )
