@@ -246,31 +246,6 @@ def train_params(wildcards):
     return {"score": wildcards.score} | {key: config["train"][key] for key in keys}
 
 
-def budget_train_params(wildcards):
-    """train_params at dynamics.budget_check × the budget: train.epochs and, for the population
-    objective, train.population_steps (the convergence gate's budget check)."""
-    params = train_params(wildcards)
-    factor = config["dynamics"]["budget_check"]
-    return params | {
-        key: params[key] * factor
-        for key in ("epochs", "population_steps")
-        if key in params
-    }
-
-
-def budget_files(name):
-    """One file of every run of the dynamics' budget check: Table 1's runs at dynamics.budget_dims
-    (none when dynamics.budget_check is 1)."""
-    if config["dynamics"]["budget_check"] <= 1:
-        return []
-    return [
-        f"results/encoders_budget/gmm/objective~{o}/score~{s}/dim~{d}/seed~{seed}/{name}"
-        for o, s in table1_runs()
-        for d in config["dynamics"].get("budget_dims", [])
-        for seed in config["seeds"]
-    ]
-
-
 def encoder_inputs(wildcards):
     """Every seed's sampled pairs for the samples objective; the population objective needs
     none."""
@@ -296,47 +271,9 @@ def seed_files(name):
     )
 
 
-def budget_seed_files(name):
-    """seed_files of the budget check's runs (results/encoders_budget/…)."""
-    return [
-        f.replace("results/encoders/", "results/encoders_budget/", 1)
-        for f in seed_files(name)
-    ]
-
-
-def lcgm_probes():
-    """Every probe output of the sweep (configured score, dims and seeds)."""
-    return expand(
-        "results/lcgm/score~{score}/dim~{dim}/seed~{seed}/probes.json",
-        score=config["train"]["score"],
-        dim=config["lcgm"]["dims"],
-        seed=config["seeds"],
-    )
-
-
-def feature_view_dims():
-    """The 2-D view shows the smallest D >= 2 and the largest D <= K of the sweep."""
-    dims = sorted(config["lcgm"]["dims"])
-    low = next((d for d in dims if d >= 2), dims[-1])
-    high = max((d for d in dims if d <= config["lcgm"]["K"]), default=dims[0])
-    return sorted({low, high})
-
-
 def table1_runs():
     """(objective, score) of Table 1's runs: every configured objective with train.score."""
     return [(o, config["train"]["score"]) for o in config["train"]["objectives"]]
-
-
-def ablation_runs():
-    """(objective, score) of the cosine ablation: the default objective with every score."""
-    return [
-        (config["train"]["default_objective"], s) for s in config["ablation"]["scores"]
-    ]
-
-
-def gmm_runs():
-    """(objective, score) of every Gaussian-mixture training (Table 1's and the ablation's)."""
-    return list(dict.fromkeys(table1_runs() + ablation_runs()))
 
 
 def lcgm_runs():

@@ -3,6 +3,10 @@
 # which directions are acquired (docs/dynamics.md).
 
 
+# Its input functions and params (Snakemake's lint keeps functions apart from rules).
+include: "dynamics_inputs.smk"
+
+
 rule train_encoder_budget:
     """Training dynamics: train one mixture cell with checkpoints along its budget (GPU-tagged)."""
 

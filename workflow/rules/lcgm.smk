@@ -3,6 +3,10 @@
 # (dataset lcgm, objective samples).
 
 
+# Its input functions (Snakemake's lint keeps functions apart from rules).
+include: "lcgm_inputs.smk"
+
+
 rule check_lcgm_design:
     """LCGM: check the design before any training (anchor cleanliness, Bayes accuracies, the rank-K check)."""
     output:

@@ -25,3 +25,15 @@ def noise_files(name):
         seed=config["seeds"],
         name=name,
     )
+
+
+def ablation_runs():
+    """(objective, score) of the cosine ablation: the default objective with every score."""
+    return [
+        (config["train"]["default_objective"], s) for s in config["ablation"]["scores"]
+    ]
+
+
+def gmm_runs():
+    """(objective, score) of every Gaussian-mixture training (Table 1's and the ablation's)."""
+    return list(dict.fromkeys(table1_runs() + ablation_runs()))
