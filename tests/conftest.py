@@ -10,66 +10,6 @@ import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 SNAKEMAKE = shutil.which("snakemake") or "snakemake"
-#: the jobs of one run of config/smoke.yaml, per rule (the `all` target aside)
-SMOKE_JOBS = {
-    "compute_spectrum": 1,
-    "compute_rank_floor": 1,
-    "make_dataset": 2,
-    "train_encoder": 8,
-    # the dynamics' 2x budget check: both objectives at smoke's dynamics.budget_dims [2]
-    "train_encoder_budget": 2,
-    "assemble_table1": 1,
-    "compute_theory_sizes": 1,
-    "check_lcgm_design": 1,
-    "probe_lcgm": 2,
-    "assemble_lcgm": 1,
-    "estimate_noise_exponent": 2,
-    "assemble_noise": 1,
-    "measure_calibration": 1,
-    "measure_dynamics": 1,
-    "measure_dynamics_lcgm": 1,
-    "plot_dynamics_lcgm": 1,
-    "plot_dynamics_alignment": 1,
-    "plot_dynamics_directions": 1,
-    "plot_dynamics_order": 1,
-    "assemble_cosine": 1,
-    "make_pool": 1,  # n = 1024 (the pool of 4096 = gmm.n_train is make_dataset's file)
-    # pool 1024 at D = 1, 2; fresh at D = 1, 2 and at 2x budget at D = 2; lr 0.003 for fresh and
-    # the pool of 4096 at D = 2 (pool 4096 at 1x and train.lr is the samples run: no job)
-    "train_sample_size": 7,
-    "assemble_sample_size": 1,
-    # Experiment R: 2 + 2 class-pair cells (K = 10, K = 2) and 2 halves cells, one job per cell
-    "make_digits": 1,
-    "compute_digits_operator": 1,
-    "train_digits": 6,
-    "assemble_digits": 1,
-    "plot_eigenvalues": 1,
-    "plot_excess": 1,
-    "plot_training_curves": 1,
-    "plot_theory_sizes": 1,
-    "plot_lcgm_probes": 1,
-    "plot_lcgm_cancorr": 1,
-    "plot_lcgm_features": 1,
-    "plot_noise_exponent": 1,
-    "plot_calibration": 1,
-    "plot_cosine": 1,
-    "plot_sample_size": 1,
-    "plot_digits": 1,
-    # Experiment W: lcgm and gmm, towers f and g, at width 8 (the cell at train.width = 32 is
-    # train_encoder's run), and the LCGM data check (both towers at 32 on twice the pairs)
-    "make_widths_data": 1,
-    "train_widths": 5,
-    "assemble_widths": 1,
-    "plot_widths": 1,
-    # Experiment S: two worlds (β = 1, 2), each trained at D = 1, 2
-    "compute_smoothness": 2,
-    "compute_smoothness_floor": 2,
-    "train_smoothness": 4,
-    "assemble_smoothness": 1,
-    "plot_smoothness": 1,
-    "assemble_claims": 1,
-    "build_report": 1,
-}
 
 
 #: the training job the interruption tests stop: its log names the epoch it has reached
@@ -121,6 +61,20 @@ def job_counts(proc) -> dict[str, int]:
     out = proc.stdout + proc.stderr
     stats = out.split("Job stats:", 1)[1].split("total", 1)[0]
     return {m[0]: int(m[1]) for m in re.findall(r"^(\w+)\s+(\d+)$", stats, re.M)}
+
+
+@pytest.fixture(scope="session")
+def smoke_plan(tmp_path_factory) -> dict:
+    """The jobs one run of config/smoke.yaml makes, per rule (the `all` target aside), read from
+    the workflow's own dry run in an empty folder: the tests compare what ran with what the DAG
+    planned (tests/unit/test_smoke_plan.py checks the plan itself against the config)."""
+    work = tmp_path_factory.mktemp("smoke-plan")
+    configfile = str(REPO / "config" / "smoke.yaml")
+    proc = run_snakemake(work, "--dry-run", "--quiet", "rules", "--configfile", configfile)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    plan = job_counts(proc)
+    plan.pop("all")
+    return plan
 
 
 @pytest.fixture(scope="session")

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, SMOKE_JOBS, SNAKEMAKE, stable_metrics
+from conftest import REPO, SNAKEMAKE, stable_metrics
 
 pytestmark = [pytest.mark.slurm, pytest.mark.e2e]
 SMOKE = str(REPO / "config" / "smoke.yaml")
@@ -113,7 +113,7 @@ def slurm_jobs() -> dict[str, dict[str, str]]:
     return jobs
 
 
-def test_workflow_runs_through_the_slurm_profile(tmp_path, smoke_run):
+def test_workflow_runs_through_the_slurm_profile(tmp_path, smoke_run, smoke_plan):
     profile = slurm_profile(tmp_path)
     before = set(slurm_jobs())
     work = tmp_path / "work"
@@ -140,10 +140,10 @@ def test_workflow_runs_through_the_slurm_profile(tmp_path, smoke_run):
     local = local_rules()
     assert "plot_digits" in local and "train_digits" not in local
     per_group = profile_settings()["group-components"]["digits_training"]
-    expected = {r: n for r, n in SMOKE_JOBS.items() if r not in local and r != "train_digits"}
-    expected[DIGITS_GROUP] = -(-SMOKE_JOBS["train_digits"] // per_group)
+    expected = {r: n for r, n in smoke_plan.items() if r not in local and r != "train_digits"}
+    expected[DIGITS_GROUP] = -(-smoke_plan["train_digits"] // per_group)
     assert {r: len(j) for r, j in rules.items()} == expected
-    assert sum(expected.values()) < sum(SMOKE_JOBS.values()) - SMOKE_JOBS["train_digits"]
+    assert sum(expected.values()) < sum(smoke_plan.values()) - smoke_plan["train_digits"]
     # the GPU request travelled with the training jobs only, one GPU per submission, groups too
     training = ("train_encoder", "train_encoder_budget", "train_sample_size", "train_widths")
     training += ("train_smoothness",)
@@ -159,7 +159,7 @@ def test_workflow_runs_through_the_slurm_profile(tmp_path, smoke_run):
     cell = 15  # minutes: profiles/slurm's set-resources of train_digits
     limit = rules[DIGITS_GROUP][0]["TimeLimit"]
     hours, minutes, _ = (int(x) for x in limit.split(":")) if limit.count(":") == 2 else (0, 0, 0)
-    assert hours * 60 + minutes == cell * min(per_group, SMOKE_JOBS["train_digits"]), limit
+    assert hours * 60 + minutes == cell * min(per_group, smoke_plan["train_digits"]), limit
 
     # the same numbers as the local run of the same config
     ours = pd.read_csv(work / "results" / "tables" / "table1.csv")

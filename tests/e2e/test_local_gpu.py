@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, SMOKE_JOBS, run_snakemake
+from conftest import REPO, run_snakemake
 
 pytestmark = pytest.mark.e2e
 
@@ -24,7 +24,7 @@ def overlaps(a, b) -> bool:
     return a[0] < b[1] and b[0] < a[1]
 
 
-def test_gpu_jobs_never_overlap_while_cpu_jobs_run_beside_them(tmp_path):
+def test_gpu_jobs_never_overlap_while_cpu_jobs_run_beside_them(tmp_path, smoke_plan):
     # more job slots than ready jobs and 1-thread training: only the gpu resource can serialise it
     proc = run_snakemake(
         tmp_path,
@@ -47,10 +47,10 @@ def test_gpu_jobs_never_overlap_while_cpu_jobs_run_beside_them(tmp_path):
     # every CPU-only job: those that need no training (the spectrum, datasets, the noise Monte
     # Carlo) and those that need only part of it (a probe after its D's training) can run while
     # the queue of GPU jobs drains
-    cpu_rules = [rule for rule in SMOKE_JOBS if rule not in train_rules]
+    cpu_rules = [rule for rule in smoke_plan if rule not in train_rules]
     cpu = [job_interval(p) for rule in cpu_rules for p in sorted((logs / rule).rglob("*.log"))]
-    assert len(train) == sum(SMOKE_JOBS[rule] for rule in train_rules)
-    assert len(cpu) == sum(SMOKE_JOBS[rule] for rule in cpu_rules)
+    assert len(train) == sum(smoke_plan[rule] for rule in train_rules)
+    assert len(cpu) == sum(smoke_plan[rule] for rule in cpu_rules)
     for i, a in enumerate(train):
         for b in train[i + 1 :]:
             assert not overlaps(a, b), (a, b)

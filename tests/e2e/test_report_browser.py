@@ -11,7 +11,7 @@ import shutil
 import tempfile
 
 import pytest
-from test_report import IDS, PLOT_RULES
+from test_report import IDS, plot_jobs
 
 from conftest import REPO
 
@@ -55,13 +55,13 @@ def browser():
         shutil.rmtree(profile, ignore_errors=True)
 
 
-def test_report_renders_cleanly_offline(smoke_run, browser):
+def test_report_renders_cleanly_offline(smoke_run, smoke_plan, browser):
     page = smoke_run / "results" / "report" / "index.html"
     browser.get(page.as_uri())
     images = browser.execute_script(
         "return Array.from(document.images).map(i => [i.complete, i.naturalWidth, i.alt]);"
     )
-    assert len(images) == len(PLOT_RULES)  # one figure per plot rule
+    assert len(images) == sum(plot_jobs(smoke_plan).values())  # one figure per plot job
     for complete, width, alt in images:
         assert complete and width > 0, alt
     for ident in IDS:

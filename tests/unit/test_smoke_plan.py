@@ -1,0 +1,63 @@
+"""The smoke workflow's plan (conftest's smoke_plan: the workflow's own dry run), against job counts
+worked out here from config/smoke.yaml on top of config/config.yaml by what each rule makes: one
+training job per cell (all seeds stacked), one Monte Carlo per dataset and seed, one probe job per
+D. The e2e tests compare what ran (logs, SLURM's records, the report's figures) with the plan."""
+
+import yaml
+
+from conftest import REPO
+
+
+def merged(base: dict, top: dict) -> dict:
+    out = dict(base)
+    for k, v in top.items():
+        out[k] = merged(base[k], v) if isinstance(v, dict) and isinstance(base.get(k), dict) else v
+    return out
+
+
+def smoke_config() -> dict:
+    base = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    return merged(base, yaml.safe_load((REPO / "config" / "smoke.yaml").read_text()))
+
+
+def test_the_plan_follows_the_config(smoke_plan):
+    c = smoke_config()
+    seeds, gmm_dims = len(c["seeds"]), len(c["gmm"]["dims"])
+    objectives = len(c["train"]["objectives"])
+    # Table 1's cells (every objective, train.score), the cosine ablation's other scores on the
+    # default objective, the LCGM sweep (one objective)
+    extra_scores = len([s for s in c["ablation"]["scores"] if s != c["train"]["score"]])
+    train_encoder = objectives * gmm_dims + extra_scores * gmm_dims + len(c["lcgm"]["dims"])
+    # Experiment W: every width of widths.grid but train.width (reused), each tower; the data check
+    # trains the LCGM's widest width on twice the pairs (on the configured pairs it is the reused
+    # cell when that width is train.width)
+    w = c["widths"]
+    widths = sum(
+        len([x for x in w["grid"][world] if x != c["train"]["width"]]) * len(w["towers"])
+        for world in w["grid"]
+    )
+    widest = max([*w["grid"]["lcgm"], c["train"]["width"]])
+    widths += (1 + (widest != c["train"]["width"])) if w["data_check"] else 0
+    digits = sum(len(g["dims"]) for g in c["digits"]["groupings"]) + len(c["digits"]["halves_dims"])
+    s = c["smoothness"]
+    expected = {
+        "compute_spectrum": 1,
+        "make_dataset": 2,  # the mixture's pools and the LCGM's
+        "train_encoder": train_encoder,
+        "train_encoder_budget": objectives * len(c["dynamics"]["budget_dims"]),
+        "probe_lcgm": len(c["lcgm"]["dims"]),
+        "estimate_noise_exponent": len(c["noise"]["datasets"]) * seeds,
+        "train_widths": widths,
+        "train_digits": digits,
+        "compute_smoothness": len(s["betas"]),
+        "compute_smoothness_floor": len(s["betas"]),
+        "train_smoothness": len(s["trained"]) * len(s["dims"]),
+        "build_report": 1,
+        "assemble_claims": 1,
+    }
+    assert {rule: smoke_plan.get(rule) for rule in expected} == expected
+    # every other rule runs once (its assembly or figure)
+    others = {r: n for r, n in smoke_plan.items() if r not in expected and r != "train_sample_size"}
+    assert set(others.values()) == {1} and len(others) >= 30
+    plots = [r for r in smoke_plan if r.startswith("plot_")]
+    assert len(plots) >= 18  # every experiment's figures (18 when this test was written)
