@@ -7,4 +7,4 @@ smk = snakemake  # noqa: F821
 with rule_logging(smk):
     from crl_approx.analyses import claims
 
-    claims.run(smk.input, smk.params, smk.output)
+    claims.run(inputs=smk.input, params=smk.params, output=smk.output)

@@ -6,4 +6,4 @@ smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk):
     from crl_approx.analyses import tables  # imported inside, so the log times the imports too
 
-    tables.run_cosine(smk.input, smk.params.scores, smk.output)
+    tables.run_cosine(inputs=smk.input, scores=smk.params.scores, output=smk.output)

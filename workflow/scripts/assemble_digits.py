@@ -6,4 +6,6 @@ smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk):
     from crl_approx.analyses import digits_tables
 
-    digits_tables.run_assemble(smk.input, smk.params.digits, smk.params.tau, smk.output)
+    digits_tables.run_assemble(
+        inputs=smk.input, digits=smk.params.digits, tau=smk.params.tau, output=smk.output
+    )

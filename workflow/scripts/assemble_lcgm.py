@@ -7,10 +7,10 @@ with rule_logging(smk):
     from crl_approx.analyses import probes  # imported inside, so the log times the imports too
 
     probes.run_assemble(
-        smk.input.probes,
-        smk.input.metrics,
-        smk.input.paper,
-        smk.params.lcgm,
-        smk.output,
-        smk.params.setting,
+        probe_paths=smk.input.probes,
+        metric_paths=smk.input.metrics,
+        paper_path=smk.input.paper,
+        lcgm=smk.params.lcgm,
+        output=smk.output,
+        setting=smk.params.setting,
     )

@@ -7,10 +7,10 @@ with rule_logging(smk):
     from crl_approx.analyses import noise  # imported inside, so the log times the imports too
 
     noise.run_assemble(
-        smk.input.counts,
-        smk.params.datasets,
-        smk.params.gmm,
-        smk.params.noise,
-        smk.input.paper,
-        smk.output,
+        count_paths=smk.input.counts,
+        datasets=smk.params.datasets,
+        gmm=smk.params.gmm,
+        noise=smk.params.noise,
+        paper_path=smk.input.paper,
+        output=smk.output,
     )

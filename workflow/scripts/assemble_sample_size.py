@@ -6,4 +6,4 @@ smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk):
     from crl_approx.analyses import sample_size  # imported inside, so the log times the imports too
 
-    sample_size.run(smk.input, smk.params, smk.output)
+    sample_size.run(inputs=smk.input, params=smk.params, output=smk.output)

@@ -7,4 +7,4 @@ smk = snakemake  # noqa: F821
 with rule_logging(smk):
     from crl_approx.analyses import smoothness
 
-    smoothness.run_assemble(smk.input, smk.params.smooth, smk.output)
+    smoothness.run_assemble(inputs=smk.input, smooth=smk.params.smooth, output=smk.output)

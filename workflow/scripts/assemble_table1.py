@@ -7,4 +7,10 @@ with rule_logging(smk):
     from crl_approx.analyses import tables  # imported inside, so the log times the imports too
 
     p = smk.params
-    tables.run_table1(smk.input, p.objectives, p.default_objective, smk.output, p.setting)
+    tables.run_table1(
+        inputs=smk.input,
+        objectives=p.objectives,
+        default_objective=p.default_objective,
+        output=smk.output,
+        setting=p.setting,
+    )

@@ -9,12 +9,12 @@ with rule_logging(smk):
     )
 
     widths_verdicts.run_assemble(
-        list(smk.input.metrics),
-        list(smk.input.probes),
-        smk.params.widths,
-        smk.params.cells,
-        [int(s) for s in smk.params.seeds],
-        smk.params.theory,
-        int(smk.params.default_width),
-        smk.output,
+        metric_paths=list(smk.input.metrics),
+        probe_paths=list(smk.input.probes),
+        widths=smk.params.widths,
+        cells=smk.params.cells,
+        seeds=[int(s) for s in smk.params.seeds],
+        theory=smk.params.theory,
+        default_width=int(smk.params.default_width),
+        output=smk.output,
     )

@@ -11,5 +11,5 @@ with rule_logging(smk):
     )
 
     repo = Path(smk.input.template).resolve().parents[2]  # report/templates/ -> repo root
-    report.build(smk.input, smk.params, smk.output, repo)
+    report.build(inputs=smk.input, params=smk.params, output=smk.output, repo=repo)
     write_yaml(dict(smk.params.config), smk.output.config)  # what `--report` must describe

@@ -6,4 +6,4 @@ smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk):
     from crl_approx.models import lcgm  # imported inside, so the log times the imports too
 
-    lcgm.run_design(smk.params.lcgm, smk.output)
+    lcgm.run_design(lcgm=smk.params.lcgm, output=smk.output)

@@ -6,4 +6,4 @@ smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk):
     from crl_approx.analyses import digits
 
-    digits.run_classes(smk.params.digits, smk.params.tau, smk.output)
+    digits.run_classes(digits=smk.params.digits, tau=smk.params.tau, output=smk.output)

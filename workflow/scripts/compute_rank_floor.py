@@ -7,4 +7,4 @@ with rule_logging(snakemake):  # noqa: F821 (injected by Snakemake)
         floor as rank_floor,  # imported inside, so the log times the imports too
     )
 
-    rank_floor.run(snakemake.params.gmm, snakemake.params.tau, snakemake.output)  # noqa: F821
+    rank_floor.run(gmm=snakemake.params.gmm, tau=snakemake.params.tau, output=snakemake.output)  # noqa: F821

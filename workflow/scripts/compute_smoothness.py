@@ -7,4 +7,9 @@ smk = snakemake  # noqa: F821
 with rule_logging(smk):
     from crl_approx.numerics import smoothness
 
-    smoothness.run_world(float(smk.wildcards.beta), smk.params.smooth, smk.params.tau, smk.output)
+    smoothness.run_world(
+        beta=float(smk.wildcards.beta),
+        smooth=smk.params.smooth,
+        tau=smk.params.tau,
+        output=smk.output,
+    )

@@ -8,5 +8,9 @@ with rule_logging(smk):
     from crl_approx.numerics import smoothness
 
     smoothness.run_floor(
-        float(smk.wildcards.beta), smk.input.world, smk.params.smooth, smk.params.tau, smk.output
+        beta=float(smk.wildcards.beta),
+        world_csv=smk.input.world,
+        smooth=smk.params.smooth,
+        tau=smk.params.tau,
+        output=smk.output,
     )

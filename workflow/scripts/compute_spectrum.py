@@ -5,4 +5,4 @@ from crl_approx.runtime import rule_logging
 with rule_logging(snakemake):  # noqa: F821 (injected by Snakemake)
     from crl_approx.numerics import spectrum  # imported inside, so the log times the imports too
 
-    spectrum.run(snakemake.params.gmm, snakemake.params.tau, snakemake.output)  # noqa: F821
+    spectrum.run(gmm=snakemake.params.gmm, tau=snakemake.params.tau, output=snakemake.output)  # noqa: F821

@@ -5,4 +5,4 @@ from crl_approx.runtime import rule_logging
 with rule_logging(snakemake):  # noqa: F821 (injected by Snakemake)
     from crl_approx.numerics import theory  # imported inside, so the log times the imports too
 
-    theory.run(snakemake.params.theory, snakemake.output)  # noqa: F821
+    theory.run(theory=snakemake.params.theory, output=snakemake.output)  # noqa: F821

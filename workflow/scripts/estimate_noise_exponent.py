@@ -8,9 +8,9 @@ with rule_logging(smk):
     from crl_approx.analyses import noise_mc  # imported inside, so the log times the imports too
 
     noise_mc.run(
-        smk.wildcards.dataset,
-        smk.params.data,
-        smk.params.noise,
-        int(smk.wildcards.seed),
-        smk.output,
+        dataset=smk.wildcards.dataset,
+        params=smk.params.data,
+        noise=smk.params.noise,
+        seed=int(smk.wildcards.seed),
+        output=smk.output,
     )

@@ -6,4 +6,4 @@ smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk) as log:
     from crl_approx.models import digits
 
-    log.info("images per split: %s", digits.run(smk.params.digits, smk.output))
+    log.info("images per split: %s", digits.run(digits=smk.params.digits, output=smk.output))

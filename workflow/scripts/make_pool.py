@@ -6,4 +6,4 @@ smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk):
     from crl_approx.models import data  # imported inside, so the log times the imports too
 
-    data.run("gmm", smk.params.data, int(smk.wildcards.seed), smk.output)
+    data.run(dataset="gmm", params=smk.params.data, seed=int(smk.wildcards.seed), output=smk.output)

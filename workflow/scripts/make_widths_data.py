@@ -7,4 +7,9 @@ smk = snakemake  # noqa: F821 (injected by Snakemake)
 with rule_logging(smk):
     from crl_approx.models import data  # imported inside, so the log times the imports too
 
-    data.run(smk.wildcards.dataset, smk.params.data, int(smk.wildcards.seed), smk.output)
+    data.run(
+        dataset=smk.wildcards.dataset,
+        params=smk.params.data,
+        seed=int(smk.wildcards.seed),
+        output=smk.output,
+    )

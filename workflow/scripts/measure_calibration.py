@@ -7,12 +7,12 @@ with rule_logging(smk):
     from crl_approx.analyses import calibration  # imported inside, so the log times the imports too
 
     calibration.run(
-        smk.params.gmm,
-        smk.params.tau,
-        smk.params.calibration,
-        smk.input.metrics,
-        smk.input.checkpoints,
-        smk.input.noise,
-        smk.params.seed,
-        smk.output,
+        gmm=smk.params.gmm,
+        tau=smk.params.tau,
+        calibration=smk.params.calibration,
+        metric_paths=smk.input.metrics,
+        ckpt_paths=smk.input.checkpoints,
+        noise_table=smk.input.noise,
+        seed=smk.params.seed,
+        output=smk.output,
     )

@@ -7,11 +7,11 @@ with rule_logging(smk):
     from crl_approx.analyses import dynamics  # imported inside, so the log times the imports too
 
     dynamics.run(
-        smk.params.gmm,
-        smk.params.tau,
-        smk.params.dynamics,
-        smk.input.metrics,
-        smk.input.checkpoints,
-        smk.output,
-        (smk.input.budget_metrics, smk.input.budget_checkpoints),
+        gmm=smk.params.gmm,
+        tau=smk.params.tau,
+        dynamics=smk.params.dynamics,
+        metric_paths=smk.input.metrics,
+        ckpt_paths=smk.input.checkpoints,
+        output=smk.output,
+        budget_paths=(smk.input.budget_metrics, smk.input.budget_checkpoints),
     )

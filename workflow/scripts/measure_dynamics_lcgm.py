@@ -8,5 +8,11 @@ with rule_logging(smk):
 
     i, p = smk.input, smk.params
     dynamics_lcgm.run(
-        p.lcgm, p.train, p.alignment_tol, i.metrics, i.checkpoints, i.pairs, smk.output
+        lcgm=p.lcgm,
+        train=p.train,
+        alignment_tol=p.alignment_tol,
+        metric_paths=i.metrics,
+        ckpt_paths=i.checkpoints,
+        pairs_paths=i.pairs,
+        output=smk.output,
     )

@@ -8,4 +8,4 @@ with rule_logging(smk):
         draw as plots,  # imported inside, so the log times the imports too
     )
 
-    plots.draw(smk.params.kind, smk.input, smk.params, smk.output.figure)
+    plots.draw(kind=smk.params.kind, inputs=smk.input, params=smk.params, path=smk.output.figure)

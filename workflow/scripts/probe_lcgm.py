@@ -7,11 +7,11 @@ with rule_logging(smk):
     from crl_approx.analyses import probes  # imported inside, so the log times the imports too
 
     probes.run_probe(
-        smk.params.lcgm,
-        smk.params.tau,
-        int(smk.wildcards.dim),
-        [int(s) for s in smk.params.seeds],
-        list(smk.input.models),
-        list(smk.input.pairs),
-        smk.output,
+        lcgm=smk.params.lcgm,
+        tau=smk.params.tau,
+        dim=int(smk.wildcards.dim),
+        seeds=[int(s) for s in smk.params.seeds],
+        model_paths=list(smk.input.models),
+        pairs_paths=list(smk.input.pairs),
+        output=smk.output,
     )

@@ -8,5 +8,14 @@ with rule_logging(smk):
 
     w, p, i = smk.wildcards, smk.params, smk.input
     train = guarded(p.train, smk.config)
-    args = (p.digits, train, p.tau, w.pairing, int(w.dim), p.seeds, smk.threads, i.images)
-    digits.run(*args, smk.output)
+    digits.run(
+        digits=p.digits,
+        train=train,
+        tau=p.tau,
+        pairing=w.pairing,
+        dim=int(w.dim),
+        seeds=p.seeds,
+        threads=smk.threads,
+        images_path=i.images,
+        output=smk.output,
+    )

@@ -7,15 +7,15 @@ with rule_logging(smk):
     from crl_approx.training import cells  # imported inside, so the log times the imports too
 
     cells.run(
-        smk.wildcards.dataset,
-        smk.params.data,
-        guarded(smk.params.train, smk.config),
-        smk.params.tau,
-        int(smk.wildcards.dim),
-        [int(s) for s in smk.params.seeds],
-        smk.wildcards.objective,
-        smk.threads,
-        list(smk.input.get("pairs", [])),
-        smk.output,
-        smk.params.early_steps,
+        dataset=smk.wildcards.dataset,
+        data=smk.params.data,
+        train=guarded(smk.params.train, smk.config),
+        tau=smk.params.tau,
+        dim=int(smk.wildcards.dim),
+        seeds=[int(s) for s in smk.params.seeds],
+        objective=smk.wildcards.objective,
+        threads=smk.threads,
+        pairs_paths=list(smk.input.get("pairs", [])),
+        output=smk.output,
+        early_steps=smk.params.early_steps,
     )

@@ -7,14 +7,14 @@ with rule_logging(smk):
     from crl_approx.training import cells  # imported inside, so the log times the imports too
 
     cells.run_sample_size(
-        smk.params.data,
-        guarded(smk.params.train, smk.config),
-        smk.params.tau,
-        int(smk.wildcards.dim),
-        [int(s) for s in smk.params.seeds],
-        smk.wildcards.pool,
-        int(smk.params.steps),
-        smk.threads,
-        list(smk.input.get("pairs", [])),
-        smk.output,
+        data=smk.params.data,
+        train=guarded(smk.params.train, smk.config),
+        tau=smk.params.tau,
+        dim=int(smk.wildcards.dim),
+        seeds=[int(s) for s in smk.params.seeds],
+        pool=smk.wildcards.pool,
+        steps=int(smk.params.steps),
+        threads=smk.threads,
+        pairs_paths=list(smk.input.get("pairs", [])),
+        output=smk.output,
     )

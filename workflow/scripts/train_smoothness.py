@@ -12,13 +12,13 @@ with rule_logging(smk):
     if len(world) != 1:
         raise ValueError(f"{smk.input.world}: expected one world row, found {len(world)}")
     smoothness_cells.run_cell(
-        float(smk.wildcards.beta),
-        float(world["scale"].iloc[0]),
-        smk.params.smooth,
-        guarded(smk.params.train, smk.config),
-        smk.params.tau,
-        int(smk.wildcards.dim),
-        [int(s) for s in smk.params.seeds],
-        smk.threads,
-        smk.output,
+        beta=float(smk.wildcards.beta),
+        scale=float(world["scale"].iloc[0]),
+        smooth=smk.params.smooth,
+        train=guarded(smk.params.train, smk.config),
+        tau=smk.params.tau,
+        dim=int(smk.wildcards.dim),
+        seeds=[int(s) for s in smk.params.seeds],
+        threads=smk.threads,
+        output=smk.output,
     )

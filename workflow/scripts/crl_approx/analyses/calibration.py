@@ -212,7 +212,9 @@ def calibration_table(points: pd.DataFrame, cal: dict, mu_hat: float | None, see
     return pd.DataFrame(rows)
 
 
-def run(gmm: dict, tau: float, cal: dict, metric_paths, ckpt_paths, noise_table, seed, output):
+def run(
+    gmm: dict, tau: float, calibration: dict, metric_paths, ckpt_paths, noise_table, seed, output
+):
     """The ``measure_calibration`` rule."""
     from ..runtime import write_csv
 
@@ -220,7 +222,7 @@ def run(gmm: dict, tau: float, cal: dict, metric_paths, ckpt_paths, noise_table,
     l_star = infonce_loss(spec, tau * spec.pmi, tau)
     e_star = retrieval_error(spec, spec.pmi)
     log.info("L* = %.10f, E* (Bayes retrieval error) = %.10f", l_star, e_star)
-    points = truncation_points(spec, tau, l_star, e_star, cal["truncation_max_rank"])
+    points = truncation_points(spec, tau, l_star, e_star, calibration["truncation_max_rank"])
     ckpts = {Path(p).parent: p for p in ckpt_paths}  # pair each run's files by their folder
     for metrics_path in metric_paths:
         ckpt_path = ckpts[Path(metrics_path).parent]
@@ -231,7 +233,7 @@ def run(gmm: dict, tau: float, cal: dict, metric_paths, ckpt_paths, noise_table,
     noise = pd.read_csv(noise_table)
     pooled = noise[(noise["dataset"] == "gmm") & (noise["seed"] == -1)]
     mu_hat = float(pooled["mu_hat"].iloc[0]) if len(pooled) else None
-    table = calibration_table(points, cal, mu_hat, seed)
+    table = calibration_table(points, calibration, mu_hat, seed)
     for row in table.itertuples():
         log.info(
             "%s: exponent %.3f [%.3f, %.3f] over %d scores",

@@ -283,7 +283,7 @@ def summary_table(rows, spec, dyn: dict, floors: dict, histories=None, budget=No
     return pd.DataFrame(out)
 
 
-def run(gmm: dict, tau: float, dyn: dict, metric_paths, ckpt_paths, output, budget_paths=((), ())):
+def run(gmm: dict, tau: float, dynamics: dict, metric_paths, ckpt_paths, output, budget_paths=None):
     """The ``measure_dynamics`` rule; ``budget_paths`` the budget check's (metrics, checkpoints)."""
     from ..runtime import write_csv
     from .dynamics_budget import load_budget
@@ -292,7 +292,7 @@ def run(gmm: dict, tau: float, dyn: dict, metric_paths, ckpt_paths, output, budg
     l_star = infonce_loss(spec, tau * spec.pmi, tau)
     q, optima, floors = spec.quad, {}, {}
     ckpts = {Path(p).parent: p for p in ckpt_paths}  # pair each run's files by their folder
-    rows, histories = [], {}
+    rows, histories, decompose = [], {}, set(dynamics["decompose_steps"])
     for metrics_path in metric_paths:
         run_meta, rec = load_json(metrics_path, with_record=True)
         ck_path = ckpts[Path(metrics_path).parent]
@@ -309,10 +309,10 @@ def run(gmm: dict, tau: float, dyn: dict, metric_paths, ckpt_paths, output, budg
                 f"{side}_min_cos2": subspace_alignment(optima[d][side], eig, w)["min_cos2"]
                 for side, eig, w in (("f", spec.psi(d), q.wx), ("g", spec.phi(d), q.wy))
             }
-        rows += run_rows(spec, tau, l_star, optima[d], run_meta, ck, set(dyn["decompose_steps"]))
+        rows += run_rows(spec, tau, l_star, optima[d], run_meta, ck, decompose)
     rows = pd.DataFrame(rows)
-    budget = load_budget(spec, *budget_paths) if len(budget_paths[0]) else None
-    table = summary_table(rows, spec, dyn, floors, histories, budget)
+    budget = load_budget(spec, *budget_paths) if budget_paths and len(budget_paths[0]) else None
+    table = summary_table(rows, spec, dynamics, floors, histories, budget)
     log.info("dynamics:\n%s", table.to_string(index=False))
     write_csv(rows, output.steps)
     write_csv(table, output.table)

@@ -126,7 +126,9 @@ def summary_table(rows: pd.DataFrame, ranks: dict, tol: float) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def run(lcgm: dict, train: dict, tol: float, metric_paths, ckpt_paths, pairs_paths, output):
+def run(
+    lcgm: dict, train: dict, alignment_tol: float, metric_paths, ckpt_paths, pairs_paths, output
+):
     """The ``measure_dynamics_lcgm`` rule; ``pairs_paths`` one file per seed (``seed~{s}``)."""
     from ..runtime import write_csv
 
@@ -156,7 +158,7 @@ def run(lcgm: dict, train: dict, tol: float, metric_paths, ckpt_paths, pairs_pat
         steps, fs, gs = checkpoint_series(ck, per_epoch)
         rows += run_rows(post, ratio, steps, fs, gs, {"D": meta["D"], "seed": seed})
     rows = pd.DataFrame(rows)
-    table = summary_table(rows, ranks, tol)
+    table = summary_table(rows, ranks, alignment_tol)
     log.info("LCGM dynamics (target ranks %s):\n%s", ranks, table.to_string(index=False))
     write_csv(rows, output.steps)
     write_csv(table, output.table)

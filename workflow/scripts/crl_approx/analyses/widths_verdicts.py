@@ -193,14 +193,14 @@ def tables(runs, table, cells, config: dict, theory: dict):
 
 
 def run_assemble(
-    metric_paths, probe_paths, config: dict, cells, seeds, theory, default_width, output
+    metric_paths, probe_paths, widths: dict, cells, seeds, theory, default_width, output
 ):
     """The ``assemble_widths`` rule: runs, cells, width to ε, fits and verdicts."""
     from ..runtime import write_csv
 
     runs = w.runs_table(metric_paths, probe_paths, cells, seeds)
     table = w.cell_table(runs, default_width)
-    eps, fits, verdict = tables(runs, table, cells, config, theory)
+    eps, fits, verdict = tables(runs, table, cells, widths, theory)
     for row in verdict.itertuples():
         log.info("%s (%s): %s — %s", row.prediction, row.world, row.verdict, row.measured)
     write_csv(runs.drop(columns="val_losses"), output.runs)
