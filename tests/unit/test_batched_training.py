@@ -386,6 +386,26 @@ def test_cosine_training_learns_the_scale_and_reports_it():
     assert inner["score"] == "inner" and inner["cosine_scale"] is None
 
 
+@pytest.mark.parametrize("objective", ["samples", "population"])
+@pytest.mark.parametrize("narrow", [{"width_f": 5}, {"width_g": 3}])
+def test_a_seed_of_a_narrow_tower_does_not_depend_on_the_seeds_beside_it(pairs, objective, narrow):
+    """Experiment W's cells (one tower narrower than the other, train.width_f / width_g): seed 0
+    alone and behind seed 2 in one job, bitwise the same metrics, checkpoints and weights."""
+    train = TRAIN | narrow
+    alone = _one(objective, 0, pairs, train)
+    model, metrics, ckpts = train_gmm(
+        GMM, train, TAU, 2, [2, 0], objective, 1, [pairs[2], pairs[0]]
+    )
+    assert _strip(alone[1]) == _strip(metrics[1])
+    for key in alone[2]:
+        np.testing.assert_array_equal(alone[2][key], ckpts[1][key])
+    for a, b in zip(alone[0].parameters(), model.replica(1).parameters(), strict=True):
+        assert torch.equal(a, b)
+    narrow_tower = model.f if "width_f" in narrow else model.g
+    assert narrow_tower[0].shape[-1] == next(iter(narrow.values()))
+    assert not torch.equal(model.f[0][0], model.f[0][1])
+
+
 def test_a_seed_on_the_fresh_stream_does_not_depend_on_the_seeds_beside_it():
     """The fresh-stream path (the sample-size study): seed 0 alone and beside seeds 1, 2 (listed
     after seed 2): bitwise the same metrics and weights; the others are other models."""
