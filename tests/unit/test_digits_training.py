@@ -8,17 +8,16 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-import yaml
 
 from conftest import REPO
+from crl_approx.config.reruns import merged
 from crl_approx.models import digits as digits_data
 from crl_approx.training import digits
 
 
 def config() -> dict:
-    base = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    smoke = yaml.safe_load((REPO / "config" / "smoke.yaml").read_text())
-    d = base["digits"] | smoke["digits"] | {"steps": 12, "halves_steps": 12, "checkpoints": 2}
+    base = merged(REPO / "config" / "smoke.yaml")
+    d = base["digits"] | {"steps": 12, "halves_steps": 12, "checkpoints": 2}
     train = {k: base["train"][k] for k in ("width", "depth", "weight_decay", "max_loss")}
     return d, {"score": "inner", "lr": d["lr"], "schedule": d["schedule"]} | train
 

@@ -3,25 +3,12 @@ worked out here from config/smoke.yaml on top of config/config.yaml by what each
 training job per cell (all seeds stacked), one Monte Carlo per dataset and seed, one probe job per
 D. The e2e tests compare what ran (logs, SLURM's records, the report's figures) with the plan."""
 
-import yaml
-
 from conftest import REPO
-
-
-def merged(base: dict, top: dict) -> dict:
-    out = dict(base)
-    for k, v in top.items():
-        out[k] = merged(base[k], v) if isinstance(v, dict) and isinstance(base.get(k), dict) else v
-    return out
-
-
-def smoke_config() -> dict:
-    base = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    return merged(base, yaml.safe_load((REPO / "config" / "smoke.yaml").read_text()))
+from crl_approx.config.reruns import merged
 
 
 def test_the_plan_follows_the_config(smoke_plan):
-    c = smoke_config()
+    c = merged(REPO / "config" / "smoke.yaml")
     seeds, gmm_dims = len(c["seeds"]), len(c["gmm"]["dims"])
     objectives = len(c["train"]["objectives"])
     # Table 1's cells (every objective, train.score), the cosine ablation's other scores on the

@@ -116,18 +116,17 @@ class Registry:
 
     def provenance(self, writer) -> dict:
         """The provenance registry (``render/provenance.py``): every declared CSV table and claims
-        input, by its file's stem → (file, the rule that writes it, ``writer(file)``). Refused:
+        input, by its file's stem → (file, the rule that writes it: ``writer(file)``). Refused:
         two files of one stem, and a claims source that names no declared table."""
+        files = map(str, [*self.tables().values(), *self.claim_inputs().values()])
         out: dict[str, tuple[str, str]] = {}
-        for path in map(str, [*self.tables().values(), *self.claim_inputs().values()]):
+        for path in dict.fromkeys(p for p in files if p.endswith(".csv")):
             name = PurePath(path).stem
-            if not path.endswith(".csv"):
-                continue
-            if name in out and out[name][0] != path:
+            if name in out:
                 raise ContractError(
                     f"tables {out[name][0]} and {path}: one provenance name {name!r}"
                 )
-            out[name] = out.get(name) or (path, writer(path))
+            out[name] = (path, writer(path))
         for builder, table in self.claim_sources().items():
             if table not in out:
                 raise ContractError(

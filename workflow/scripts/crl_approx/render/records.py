@@ -1,8 +1,8 @@
 """What README prints of the tracked benchmark records (``benchmarks/*.json``), computed here so
 that the template only prints: sums of job times, ratios, the cell a job's path names, counts.
 
-Each function takes a record (a parsed JSON file, or :class:`.readme.Run` for the default run's
-per-rule lookups) and returns plain numbers and strings; tests/unit/test_readme_records.py checks
+Each function takes a record (a parsed JSON file; :class:`.readme.Run`'s job lookups pass the
+default run's) and returns plain numbers and strings; tests/unit/test_readme_records.py checks
 them on crafted records whose answers are known by hand.
 """
 
@@ -40,6 +40,11 @@ def job_s(record: dict, *rules: str, recorded_only: bool = False) -> float:
     return sum(timed[r]["job_s"] for r in rules if not recorded_only or r in timed)
 
 
+def total_s(record: dict) -> float:
+    """Every rule's job seconds in all."""
+    return sum(r["job_s"] for r in record["rules"].values())
+
+
 def cell(job: str, skip: int = 1) -> str:
     """A job's benchmark path without its first ``skip`` parts (the rule, the dataset), joined
     with ", ": ``train_sample_size/score~inner/pool~fresh`` → ``pool~fresh`` at ``skip=2``."""
@@ -49,12 +54,10 @@ def cell(job: str, skip: int = 1) -> str:
 def quickstart(record: dict, goal_s: float = 600) -> dict:
     """The default run's totals: job time, the study's share, the jobs' start-up CPU, and what
     dropping the study's budget axis (fresh at 2x and 4x) and its other learning rates saves."""
-    total = sum(r["job_s"] for r in record["rules"].values())
+    total = total_s(record)
     study = job_s(record, *STUDY_RULES)
-    axis = sum(jobs(record, "train_sample_size", "*budget~[24]x*"))
-    lrs = sum(jobs(record, "train_sample_size")) - sum(
-        jobs(record, "train_sample_size", "*lr~0.001/*")
-    )
+    axis = jobs_s(record, "train_sample_size", "*budget~[24]x*")
+    lrs = jobs_s(record, "train_sample_size") - jobs_s(record, "train_sample_size", "*lr~0.001/*")
     startup = sum(r["startup_cpu_s"] for r in record["rules"].values())
     return {
         "total_s": total,
@@ -101,8 +104,7 @@ def rule_rows(record: dict, big=BIG_RULES) -> dict:
     longest = max(per, key=per.get)
     other = {"rules": len(rest), "jobs": len(per), "job_s": sum(per.values())}
     other |= {"longest": longest.split("/")[0], "longest_s": per[longest]}
-    total = sum(r["job_s"] for r in record["rules"].values())
-    return {"rows": rows, "other": other, "total_s": total}
+    return {"rows": rows, "other": other, "total_s": total_s(record)}
 
 
 def digits_budget(record: dict) -> dict:
