@@ -1,37 +1,17 @@
 # Experiment W: the excess against the hidden width of one tower at a time (the other at
-# train.width), on the LCGM at D = K and on the mixture at widths.gmm_dim; the cell at train.width
-# is the existing run of rule train_encoder (reused, never retrained). docs/widths.md.
+# train.width), on the LCGM at D = K (a fresh stream; again at d_x = d_y = d for each d of
+# widths.dim_sweep.dims) and on the mixture at widths.gmm_dim; each sweep's widest cell (both towers
+# at train.width) is its floor's run: on the LCGM a trained cell (and again at twice the steps), on
+# the mixture the existing run of rule train_encoder (reused, never retrained). docs/widths.md.
 
 
 # Its input functions and params (Snakemake's lint keeps functions apart from rules).
 include: "widths_inputs.smk"
 
 
-rule make_widths_data:
-    """Experiment W: the LCGM's pairs of one seed with lcgm.n_train doubled (its data check)."""
-    output:
-        pairs="results/widths/data/{dataset}/seed~{seed}/pairs.npz",
-    log:
-        "logs/make_widths_data/{dataset}/seed~{seed}.log",
-    benchmark:
-        "benchmarks/make_widths_data/{dataset}/seed~{seed}.tsv"
-    wildcard_constraints:
-        dataset="lcgm",
-    conda:
-        "../../envs/core.yaml"
-    threads: 1
-    resources:
-        mem_mb=2000,
-        runtime="10m",
-    params:
-        data=widths_doubled_data,
-    script:
-        "../scripts/make_widths_data.py"
-
-
 # GPU-tagged like train_encoder; one job trains every seed of one cell as one stacked model.
 rule train_widths:
-    """Experiment W: train every seed of one (world, tower, width, data) cell (GPU-tagged)."""
+    """Experiment W: train every seed of one (world, tower, width, budget) cell (GPU-tagged)."""
     input:
         unpack(widths_inputs),
     output:
@@ -39,14 +19,14 @@ rule train_widths:
         metrics=widths_seed_files("metrics.json"),
         checkpoints=widths_seed_files("checkpoints.npz"),
     log:
-        "logs/train_widths/{world}/tower~{tower}/width~{width}/data~{data}.log",
+        "logs/train_widths/{world}/tower~{tower}/width~{width}/budget~{budget}.log",
     benchmark:
-        "benchmarks/train_widths/{world}/tower~{tower}/width~{width}/data~{data}.tsv"
+        "benchmarks/train_widths/{world}/tower~{tower}/width~{width}/budget~{budget}.tsv"
     wildcard_constraints:
-        world="gmm|lcgm",
+        world=r"gmm|lcgm|lcgm_d\d+",
         tower="f|g|both",
         width=r"\d+",
-        data="1x|2x",
+        budget="1x|2x",
     conda:
         "../../envs/torch.yaml"
     threads: 1
@@ -67,10 +47,11 @@ rule train_widths:
 
 
 rule assemble_widths:
-    """Experiment W: its tables (per cell, width to ε, fits, verdicts)."""
+    """Experiment W: its tables (per cell with its floor and approximation part, width to ε,
+    fits, the dimension sweep, verdicts)."""
     input:
         metrics=widths_files(),
-        probes=widths_probes(),
+        floor=widths_floor(),
     output:
         table=reported(
             "results/tables/widths.csv",
@@ -92,6 +73,16 @@ rule assemble_widths:
             caption="../../report/captions/widths_verdicts_table.rst",
             category=REPORT["widths"],
         ),
+        floors=reported(
+            "results/tables/widths_floors.csv",
+            caption="../../report/captions/widths_floors_table.rst",
+            category=REPORT["widths"],
+        ),
+        dims=reported(
+            "results/tables/widths_dims.csv",
+            caption="../../report/captions/widths_dims_table.rst",
+            category=REPORT["widths"],
+        ),
         runs="results/tables/widths_runs.csv",
     log:
         "logs/assemble_widths/widths.log",
@@ -108,7 +99,7 @@ rule assemble_widths:
         cells=widths_cells(),
         seeds=lookup(dpath="seeds", within=config),
         default_width=lookup(dpath="train/width", within=config),
-        theory=widths_theory(),
+        design=widths_design(),
     script:
         "../scripts/assemble_widths.py"
 
@@ -119,6 +110,7 @@ rule plot_widths:
         table=rules.assemble_widths.output.table,
         fits=rules.assemble_widths.output.fits,
         eps=rules.assemble_widths.output.eps,
+        floors=rules.assemble_widths.output.floors,
         code=PLOT_CODE,
     output:
         figure=reported(
@@ -149,13 +141,17 @@ experiment(
         "widths_eps": rules.assemble_widths.output.eps,
         "widths_fits": rules.assemble_widths.output.fits,
         "widths_verdicts": rules.assemble_widths.output.verdicts,
+        "widths_floors": rules.assemble_widths.output.floors,
+        "widths_dims": rules.assemble_widths.output.dims,
     },
     figures={"fig_widths": rules.plot_widths},
     claims={
         "widths": (rules.assemble_widths.output.table, "widths"),
         "widths_verdicts": (rules.assemble_widths.output.verdicts, "widths_verdicts"),
+        "widths_floors": (rules.assemble_widths.output.floors, "widths_floors"),
+        "widths_dims": (rules.assemble_widths.output.dims, "widths_dims"),
     },
     docs=[repo_path("docs", "widths.md")],
-    local=["make_widths_data", "assemble_widths", "plot_widths"],
+    local=["assemble_widths", "plot_widths"],
     targets=[rules.assemble_widths.output],
 )

@@ -2,33 +2,56 @@
 # includes this file).
 
 
-#: one seed's folder of one width cell; tower f, g (one tower varied) or both (the data check)
-WIDTHS_RUN = "{world}/tower~{tower}/width~{width}/data~{data}/seed~{seed}"
-
-
-def widths_dim(world):
-    """The D of a world's width sweep: lcgm.K on the LCGM, widths.gmm_dim on the mixture."""
-    return config["lcgm"]["K"] if world == "lcgm" else config["widths"]["gmm_dim"]
-
-
-def widths_objective(world):
-    """The objective of a world's sweep: sampled pairs on the LCGM, widths.gmm_objective else."""
-    return LCGM_OBJECTIVE if world == "lcgm" else config["widths"]["gmm_objective"]
-
-
-def widths_grid(world):
-    """The widths of a world's sweep: widths.grid.<world> and train.width (the reused cell)."""
-    return sorted({*config["widths"]["grid"][world], config["train"]["width"]})
+#: one seed's folder of one width cell; tower f, g (one tower varied) or both (the widest cell)
+WIDTHS_RUN = "{world}/tower~{tower}/width~{width}/budget~{budget}/seed~{seed}"
+#: the worlds of the dimension sweep: the LCGM with d_x = d_y = d
+WIDTHS_DIM_WORLD = "lcgm_d{}"
 
 
 def widths_worlds():
-    """The swept worlds: the keys of widths.grid, LCGM first."""
-    return [w for w in ("lcgm", "gmm") if w in config["widths"]["grid"]]
+    """The swept worlds, LCGM first: the LCGM at its configured dimensions, then one LCGM per d
+    of widths.dim_sweep.dims (d_x = d_y = d, its own grid widths.grid.lcgm), then the mixture.
+    """
+    w = config["widths"]
+    out = ["lcgm"] if "lcgm" in w["grid"] else []
+    if out:
+        out += [WIDTHS_DIM_WORLD.format(d) for d in w["dim_sweep"]["dims"]]
+    return out + (["gmm"] if "gmm" in w["grid"] else [])
+
+
+def widths_is_lcgm(world):
+    return world.startswith("lcgm")
+
+
+def widths_world_dims(world):
+    """(d_x, d_y) of an LCGM world: lcgm.d_x, lcgm.d_y, or d, d for lcgm_d<d>."""
+    if world == "lcgm":
+        return config["lcgm"]["d_x"], config["lcgm"]["d_y"]
+    d = int(world.removeprefix("lcgm_d"))
+    return d, d
+
+
+def widths_dim(world):
+    """The D of a world's width sweep: lcgm.K on the LCGM worlds, widths.gmm_dim on the mixture."""
+    return config["lcgm"]["K"] if widths_is_lcgm(world) else config["widths"]["gmm_dim"]
+
+
+def widths_objective(world):
+    """The objective of a world's sweep: a fresh stream on the LCGM, widths.gmm_objective else."""
+    return "fresh" if widths_is_lcgm(world) else config["widths"]["gmm_objective"]
+
+
+def widths_grid(world):
+    """The widths of a world's sweep: widths.grid.<lcgm|gmm> and train.width (the widest cell)."""
+    key = "lcgm" if widths_is_lcgm(world) else "gmm"
+    return sorted({*config["widths"]["grid"][key], config["train"]["width"]})
 
 
 def widths_cells():
-    """(world, tower, width, data) of every cell of the sweep, the reused cells at train.width
-    included; data "2x" is the LCGM data check (both towers at the widest width)."""
+    """(world, tower, width, budget) of every cell of the sweep. Each tower's sweep ends at
+    train.width, the widest cell (both towers at train.width: on the LCGM one trained cell,
+    tower "both", which is also its optimisation floor; on the mixture the existing run).
+    Budget "2x" is the LCGM's widest cell at widths.budget_check × widths.lcgm_steps."""
     w = config["widths"]
     cells = [
         (world, tower, width, "1x")
@@ -36,50 +59,39 @@ def widths_cells():
         for tower in w["towers"]
         for width in widths_grid(world)
     ]
-    if w["data_check"] and "lcgm" in widths_worlds():
-        # the widest cell on the configured pairs (the existing run when the widest width is
-        # train.width) and on twice as many
-        cells += [("lcgm", "both", widths_grid("lcgm")[-1], d) for d in ("1x", "2x")]
+    widest = config["train"]["width"]
+    for world in widths_worlds():
+        if widths_is_lcgm(world):
+            cells.append((world, "both", widest, "1x"))
+    if "lcgm" in widths_worlds() and w["budget_check"] > 1:
+        cells.append(("lcgm", "both", widest, "2x"))
     return cells
 
 
-def widths_reused(width, data):
-    """Whether a cell is the existing run: train.width on the configured data (no new job)."""
-    return data == "1x" and int(width) == config["train"]["width"]
-
-
-def widths_file(world, tower, width, data, seed, name="metrics.json"):
-    """One output of a width cell. The cell at train.width is the existing run of rule
-    train_encoder (Table 1's mixture run at widths.gmm_dim, the LCGM sweep's at D = K): its
-    files, not a new job."""
-    if widths_reused(width, data):
-        return (
-            f"results/encoders/{world}/objective~{widths_objective(world)}/"
-            f"score~{config['train']['score']}/dim~{widths_dim(world)}/seed~{seed}/{name}"
-        )
-    run = WIDTHS_RUN.format(world=world, tower=tower, width=width, data=data, seed=seed)
+def widths_file(world, tower, width, budget, seed, name="metrics.json"):
+    """One output of a width cell. The cell at train.width (budget 1x) is the widest cell: on
+    the LCGM the job of tower "both", on the mixture the existing run of rule train_encoder
+    (Table 1's run at widths.gmm_dim), reused, never retrained."""
+    if budget == "1x" and int(width) == config["train"]["width"]:
+        if not widths_is_lcgm(world):
+            return (
+                f"results/encoders/{world}/objective~{widths_objective(world)}/"
+                f"score~{config['train']['score']}/dim~{widths_dim(world)}/seed~{seed}/{name}"
+            )
+        tower = "both"
+    run = WIDTHS_RUN.format(
+        world=world, tower=tower, width=width, budget=budget, seed=seed
+    )
     return f"results/widths/{run}/{name}"
 
 
 def widths_files(name="metrics.json"):
-    """Every seed's output of every cell of the sweep (reused cells: the existing runs')."""
+    """Every seed's output of every cell of the sweep (the widest cells' shared or reused)."""
     return [
         widths_file(*cell, seed, name)
         for cell in widths_cells()
         for seed in config["seeds"]
     ]
-
-
-def widths_probes():
-    """The LCGM sweep's probes at D = K (the reused LCGM cell's held-out excess), if any."""
-    if "lcgm" not in widths_worlds():
-        return []
-    return expand(
-        "results/lcgm/score~{score}/dim~{dim}/seed~{seed}/probes.json",
-        score=config["train"]["score"],
-        dim=config["lcgm"]["K"],
-        seed=config["seeds"],
-    )
 
 
 def widths_seed_files(name):
@@ -93,51 +105,58 @@ def widths_seed_files(name):
 
 
 def widths_inputs(wildcards):
-    """A width cell's pairs: the LCGM's (training at 1x, and the probe-test pairs every LCGM
-    cell is scored on) plus the doubled training set of the data check; the mixture's for
-    objective samples; none for the population objective."""
-    pattern = "results/data/{world}/seed~{seed}/pairs.npz"
-    seeds, world = config["seeds"], wildcards.world
-    out = {}
-    if world == "lcgm" or widths_objective(world) == "samples":
-        out["pairs"] = expand(pattern, world=world, seed=seeds)
-    if wildcards.data == "2x":
-        out["train_pairs"] = expand(
-            "results/widths/data/lcgm/seed~{seed}/pairs.npz", seed=seeds
-        )
-    return out
+    """A width cell's pairs: the mixture's for objective samples; none else (the LCGM cells
+    draw their validation and probe-test pairs from the seed's streams, and train on a fresh
+    stream: they read no training pool)."""
+    if (
+        not widths_is_lcgm(wildcards.world)
+        and widths_objective(wildcards.world) == "samples"
+    ):
+        return {
+            "pairs": expand(
+                "results/data/{world}/seed~{seed}/pairs.npz",
+                world=wildcards.world,
+                seed=config["seeds"],
+            )
+        }
+    return {}
 
 
 def widths_data_params(wildcards):
-    """What training and scoring a width cell read from its world's config section."""
-    if wildcards.world == "gmm":
+    """What training and scoring a width cell read from its world's config section: on the
+    LCGM its model (d_x = d_y = d on a dimension-sweep world), the probe-test pairs' count and
+    blocks, and the validation pairs (lcgm.n_candidates of the seed's validation stream); never
+    lcgm.n_train."""
+    if not widths_is_lcgm(wildcards.world):
         return gmm_params("quadrature_nodes")
-    return lcgm_params("n_checkpoint", "n_candidates")
+    d_x, d_y = widths_world_dims(wildcards.world)
+    params = lcgm_params("n_checkpoint", "n_candidates", "n_probe_test")
+    return params | {"d_x": d_x, "d_y": d_y, "n_val": config["lcgm"]["n_candidates"]}
 
 
 def widths_train_params(wildcards):
     """The training keys of the world's objective and train.score (the cell's width is its
-    wildcard, set on the varied tower by the job)."""
+    wildcard, set on the varied tower by the job); the LCGM's batch is widths.lcgm_batch.
+    """
     objective = widths_objective(wildcards.world)
-    keys = TRAIN_KEYS + TRAIN_KEYS_BY_OBJECTIVE[objective]
+    if widths_is_lcgm(wildcards.world):
+        keys = TRAIN_KEYS + TRAIN_KEYS_BY_OBJECTIVE["samples"]
+    else:
+        keys = TRAIN_KEYS + TRAIN_KEYS_BY_OBJECTIVE[objective]
     keys += TRAIN_KEYS_BY_SCORE[config["train"]["score"]]
-    return {"score": config["train"]["score"]} | {k: config["train"][k] for k in keys}
+    out = {"score": config["train"]["score"]} | {k: config["train"][k] for k in keys}
+    if widths_is_lcgm(wildcards.world):
+        out["batch_size"] = config["widths"]["lcgm_batch"]
+    return out
 
 
 def widths_steps(wildcards):
-    """The data check's step count: the 1x cell's, train.epochs × ⌊lcgm.n_train / batch⌋ (twice
-    the pairs, the same optimisation); None (train.epochs passes) for every other cell.
-    """
-    if wildcards.data != "2x":
+    """An LCGM cell's steps: widths.lcgm_steps, times widths.budget_check at budget 2x; None on
+    the mixture (train.population_steps, or train.epochs passes)."""
+    if not widths_is_lcgm(wildcards.world):
         return None
-    train = config["train"]
-    return train["epochs"] * (config["lcgm"]["n_train"] // train["batch_size"])
-
-
-def widths_doubled_data(wildcards):
-    """The data check's sampled pairs: lcgm.n_train doubled, every other split as configured."""
-    params = lcgm_params(*LCGM_SAMPLE_KEYS)
-    return params | {"n_train": 2 * params["n_train"]}
+    w = config["widths"]
+    return w["lcgm_steps"] * (w["budget_check"] if wildcards.budget == "2x" else 1)
 
 
 def widths_dim_param(wildcards):
@@ -148,12 +167,18 @@ def widths_objective_param(wildcards):
     return widths_objective(wildcards.world)
 
 
-def widths_theory():
-    """What Table 2's shapes drawn beside the sweep read: β (theory.beta) and each world's input
-    dimensions (the LCGM's d_x, d_y; the mixture's 1, 1)."""
+def widths_floor():
+    """The mixture's exact floor: the best rank-D InfoNCE excess (rule compute_rank_floor)."""
+    return ["results/gmm/rank_floor.csv"] if "gmm" in widths_worlds() else []
+
+
+def widths_design():
+    """What the assembly reads of the design: each world's input dimensions, the theory's β,
+    and the dimension sweep's levels."""
     lcgm = config["lcgm"]
-    return {
-        "beta": config["theory"]["beta"],
-        "lcgm": {"d1": lcgm["d_x"], "d2": lcgm["d_y"]},
-        "gmm": {"d1": 1, "d2": 1},
-    }
+    worlds = {"gmm": {"d1": 1, "d2": 1}}
+    for world in widths_worlds():
+        if widths_is_lcgm(world):
+            d_x, d_y = widths_world_dims(world)
+            worlds[world] = {"d1": d_x, "d2": d_y}
+    return {"beta": config["theory"]["beta"]} | worlds

@@ -1,4 +1,4 @@
-"""Shim for rule assemble_widths: Experiment W's tables (per cell, width to ε, fits, verdicts)."""
+"""Shim for rule assemble_widths: Experiment W's tables (cells, floors, ε, fits, verdicts)."""
 
 from crl_approx.runtime import rule_logging
 
@@ -10,11 +10,11 @@ with rule_logging(smk):
 
     widths_verdicts.run_assemble(
         metric_paths=list(smk.input.metrics),
-        probe_paths=list(smk.input.probes),
+        floor_paths=list(smk.input.floor),
         widths=smk.params.widths,
         cells=smk.params.cells,
         seeds=[int(s) for s in smk.params.seeds],
-        theory=smk.params.theory,
+        design=smk.params.design,
         default_width=int(smk.params.default_width),
         output=smk.output,
     )

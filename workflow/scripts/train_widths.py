@@ -1,4 +1,4 @@
-"""Shim for rule train_widths: every seed of one (world, tower, width, data) cell (Experiment W)."""
+"""Shim for rule train_widths: every seed of one (world, tower, width, budget) cell (W)."""
 
 from crl_approx.runtime import guarded, rule_logging
 
@@ -17,11 +17,10 @@ with rule_logging(smk):
         cell={
             "tower": smk.wildcards.tower,
             "width": smk.wildcards.width,
-            "data": smk.wildcards.data,
+            "budget": smk.wildcards.budget,
         },
         threads=smk.threads,
         pairs_paths=list(smk.input.get("pairs", [])),
         output=smk.output,
-        train_paths=list(smk.input.get("train_pairs", [])),
         steps=smk.params.steps,
     )

@@ -1,8 +1,25 @@
-"""Experiment W's assembly: the excess against one tower's hidden width per world, the width
-needed to reach each ε of a ladder, the fitted growth of that width with 1/ε and the shape test
+"""Experiment W's assembly: the excess against one tower's hidden width per world, split into its
+world's floor and the approximation part above it, the width the approximation part needs to reach
+each ε of a ladder, the fitted growth of that width with 1/ε and the shape test
 (:mod:`crl_approx.numerics.widths`), the noise-aware saturation point in width
-(:mod:`crl_approx.numerics.saturation`), the LCGM data check, and the pre-registered predictions
-W1–W3 (docs/widths.md), every miss gated by convergence (:mod:`.convergence`)."""
+(:mod:`crl_approx.numerics.saturation`), and the pre-registered predictions W1–W7
+(docs/widths.md, :mod:`.widths_verdicts`), every verdict gated by convergence (:mod:`.convergence`).
+
+The floor of a world (:func:`floors`):
+
+* LCGM worlds (a fresh stream: no estimation error): the widest cell's held-out excess (both towers
+  at train.width), the seeds' mean: what optimisation leaves at the budget when the network's own
+  approximation error is smallest. Measured again at widths.budget_check × the steps on the LCGM's
+  own dimensions: the part of the floor a doubled budget removes (``budget_drop``, paired by seed).
+* mixture: the exact best rank-D InfoNCE excess (rule compute_rank_floor); the widest cell's
+  excess above it is what optimisation leaves there.
+
+A level ε is read only where it lies at or above the world's *reading limit* (:func:`read_limit`):
+the floor on the LCGM (an approximation part smaller than what optimisation leaves at the widest
+cell is not told apart from optimisation), the widest cell's excess above the exact floor on the
+mixture, and on every LCGM world also budget_drop / CLOSE_TOLERANCE (a level the doubled budget
+moves by more than the verdict tolerance is not a stable reading).
+"""
 
 from __future__ import annotations
 
@@ -13,9 +30,8 @@ import pandas as pd
 
 from ..numerics import powerlaw, saturation
 from ..numerics import widths as wn
-from ..numerics.claims import Verdict
 from ..numerics.tiers import CLOSE_TOLERANCE
-from .convergence import cell_convergence, gate
+from .convergence import cell_convergence
 
 log = logging.getLogger(__name__)
 
@@ -25,31 +41,23 @@ EXCESS = {"lcgm": "heldout_excess", "gmm": "mlp_excess_risk"}
 W3_WIDTH = 32
 
 
-def runs_table(metric_paths, probe_paths, cells, seeds) -> pd.DataFrame:
-    """One row per (cell, seed), in the order the rule lists them (cells × seeds). The reused
-    LCGM cell's excess comes from the LCGM sweep's probes (rule probe_lcgm)."""
+def runs_table(metric_paths, cells, seeds) -> pd.DataFrame:
+    """One row per (cell, seed), in the order the rule lists them (cells × seeds)."""
     from ..integrity import load_json
 
-    heldout = {}
-    for path in probe_paths:
-        p = load_json(path)
-        heldout[int(p["seed"])] = p["heldout_excess"]
     rows, i = [], 0
-    for world, tower, width, data in cells:
+    for world, tower, width, budget in cells:
         for seed in seeds:
             m = load_json(metric_paths[i])
             i += 1
-            excess = m.get(EXCESS[world])
-            if excess is None:  # the reused LCGM run: its held-out excess is in its probes
-                excess = heldout[int(seed)]
             rows.append(
                 {
                     "world": world,
                     "tower": tower,
                     "width": int(width),
-                    "data": data,
+                    "budget": budget,
                     "seed": int(seed),
-                    "excess": float(excess),
+                    "excess": float(m[EXCESS["lcgm" if is_lcgm(world) else "gmm"]]),
                     "final_val_loss": m["final_val_loss"],
                     "steps": m["steps"],
                     "val_losses": [h["val_loss"] for h in m["history"]],
@@ -59,21 +67,104 @@ def runs_table(metric_paths, probe_paths, cells, seeds) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def cell_table(runs: pd.DataFrame, default_width: int) -> pd.DataFrame:
-    """Per cell: excess mean ± sd over seeds, whether it is the reused run, and its convergence
-    (the last-fifth drop against CLOSE_TOLERANCE × the cell's mean excess)."""
+def is_lcgm(world: str) -> bool:
+    """The LCGM worlds: ``lcgm`` and the dimension sweep's ``lcgm_d<d>``."""
+    return world.startswith("lcgm")
+
+
+def floors(
+    runs: pd.DataFrame, rank_floor: pd.DataFrame | None, gmm_dim: int, level
+) -> pd.DataFrame:
+    """Per world: its floor (LCGM: the widest cell's excess, seeds' mean; mixture: the exact
+    rank-D floor at D = ``gmm_dim``), the widest cell's excess, and on the LCGM world with a 2x
+    cell the floor's drop at twice the budget (paired by seed, Student-t interval)."""
     rows = []
-    for key, g in runs.groupby(["world", "tower", "width", "data"], sort=True):
-        mean = float(g["excess"].mean())
-        conv = cell_convergence(list(g["val_losses"]), CLOSE_TOLERANCE * abs(mean))
+    for world in runs["world"].unique():
+        if is_lcgm(world):
+            widest = runs[(runs["world"] == world) & (runs["tower"] == "both")]
+            one = widest[widest["budget"] == "1x"].set_index("seed")["excess"]
+            two = widest[widest["budget"] == "2x"].set_index("seed")["excess"]
+            floor, kind = float(one.mean()), "widest cell"
+        else:
+            w = runs[runs["world"] == world]
+            one = w[w["width"] == w["width"].max()].drop_duplicates("seed")
+            one = one.set_index("seed")["excess"]
+            two = pd.Series(dtype=float)
+            at = rank_floor[rank_floor["D"] == gmm_dim]["rank_d_floor_excess_risk"]
+            floor, kind = float(at.iloc[0]), f"exact rank-{gmm_dim}"
+        drop = lo = hi = math.nan
+        if not two.empty:
+            diff = (one - two.reindex(one.index)).dropna()
+            drop = float(diff.mean())
+            lo, hi = powerlaw.t_interval(drop, diff.to_numpy(), level)
         rows.append(
-            dict(zip(("world", "tower", "width", "data"), key, strict=True))
+            {
+                "world": world,
+                "floor": floor,
+                "floor_kind": kind,
+                "widest_excess": float(one.mean()),
+                "widest_sd": float(one.std(ddof=1)) if len(one) > 1 else math.nan,
+                "budget_excess": float(two.mean()) if not two.empty else math.nan,
+                "budget_drop": drop,
+                "budget_drop_lo": lo,
+                "budget_drop_hi": hi,
+            }
+        )
+    out = pd.DataFrame(rows)
+    # the LCGM's budget check (its own dimensions) stands for every LCGM world: one 2x cell
+    main = out[out["budget_drop"].notna() & out["world"].map(is_lcgm)]
+    drop = float(main["budget_drop"].iloc[0]) if len(main) else math.nan
+    out["read_limit"] = [read_limit(r, drop) for r in out.itertuples()]
+    return out
+
+
+def read_limit(row, lcgm_drop: float) -> float:
+    """The smallest ε read on a world (module docstring): the floor (LCGM) or the widest cell's
+    excess above the exact floor (mixture), and on the LCGM the doubled budget's drop over the
+    verdict tolerance."""
+    if not is_lcgm(row.world):
+        return max(row.widest_excess - row.floor, 0.0)
+    moved = max(lcgm_drop, 0.0) / CLOSE_TOLERANCE if math.isfinite(lcgm_drop) else 0.0
+    return max(row.floor, moved)
+
+
+def with_approximation(runs: pd.DataFrame, floor_table: pd.DataFrame) -> pd.DataFrame:
+    """The runs with their world's floor and approximation part (excess − floor)."""
+    f = floor_table.set_index("world")["floor"]
+    out = runs.copy()
+    out["floor"] = out["world"].map(f)
+    out["approx"] = out["excess"] - out["floor"]
+    return out
+
+
+def _sd(values: pd.Series) -> float:
+    return float(values.std(ddof=1)) if len(values) > 1 else math.nan
+
+
+def cell_table(runs: pd.DataFrame, default_width: int, limits=None) -> pd.DataFrame:
+    """Per cell: excess and approximation part, mean ± sd over seeds, the floor, whether it is
+    the widest cell, and its convergence: the last-fifth drop against CLOSE_TOLERANCE × the value
+    the verdicts read at the cell, its mean excess or, where that is smaller, its world's
+    smallest ε read (``limits``: world → read_limit; the widest cells' excess is a floor that no
+    reading compares at its own scale)."""
+    limits = limits or {}
+    rows = []
+    for key, g in runs.groupby(["world", "tower", "width", "budget"], sort=True):
+        mean = float(g["excess"].mean())
+        scale = max(abs(mean), float(limits.get(key[0], 0.0)))
+        conv = cell_convergence(list(g["val_losses"]), CLOSE_TOLERANCE * scale)
+        rows.append(
+            dict(zip(("world", "tower", "width", "budget"), key, strict=True))
             | {
                 "excess_mean": mean,
-                "excess_sd": float(g["excess"].std(ddof=1)) if len(g) > 1 else math.nan,
+                "excess_sd": _sd(g["excess"]),
+                "floor": float(g["floor"].iloc[0]),
+                "approx_mean": float(g["approx"].mean()),
+                "approx_sd": _sd(g["approx"]),
                 "n_seeds": len(g),
                 "steps": int(g["steps"].iloc[0]),
-                "reused": key[3] == "1x" and key[2] == default_width,
+                "widest": key[2] == default_width,
+                "reused": not is_lcgm(key[0]) and key[2] == default_width,
                 "converged": conv["converged"],
                 "best_at_end": conv["best_at_end"],
                 "drop_over_effect": conv["drop_over_effect"],
@@ -82,21 +173,21 @@ def cell_table(runs: pd.DataFrame, default_width: int) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _sweep(runs, world, tower):
-    """(widths, per-seed excess rows aligned by seed) of one tower's sweep (data 1x)."""
-    sub = runs[(runs["world"] == world) & (runs["tower"] == tower) & (runs["data"] == "1x")]
-    wide = sub.pivot_table(index="width", columns="seed", values="excess", aggfunc="first")
+def _sweep(runs, world, tower, values="approx"):
+    """(widths, per-seed rows aligned by seed) of one tower's sweep (budget 1x): the
+    approximation part, or ``values`` ("excess")."""
+    sub = runs[(runs["world"] == world) & (runs["tower"] == tower) & (runs["budget"] == "1x")]
+    wide = sub.pivot_table(index="width", columns="seed", values=values, aggfunc="first")
     return wide.index.to_numpy(int), wide.to_numpy(float)
 
 
-def eps_rows(runs, world, tower, eps_levels) -> list[dict]:
+def eps_rows(runs, world, tower, eps_levels, limit: float = 0.0) -> list[dict]:
+    """The width the approximation part needs per ε; levels below ``limit`` (the world's
+    reading limit) are not read."""
     widths, vals = _sweep(runs, world, tower)
     out = []
-    for r in wn.ladder(widths, vals, eps_levels):
-        out.append(
-            {"world": world, "tower": tower}
-            | {k: v for k, v in r.items() if k not in ("seed_widths", "seed_status")}
-        )
+    for r in wn.ladder(widths, vals, eps_levels, limit):
+        out.append({"world": world, "tower": tower} | r)
     return out
 
 
@@ -104,21 +195,23 @@ def table2_exponent(world: str, tower: str, theory: dict) -> tuple[str, float]:
     """Table 2's law for the width a tower needs (its size L·N at fixed depth): the LCGM's anchor
     log²(1/ε) (polylog, p = 2), its target ε^(−d2/(4β)); the general row's
     ε^(−(4+2d1/d2)·min(d1,d2)/(8β)) (anchor) and ε^(−(4+2d2/d1)·min/(8β)) (target)."""
-    beta, dims = theory["beta"], theory[world]
+    beta, dims = theory["beta"], theory[world]  # LCGM worlds: their own d_x, d_y
     d1, d2 = dims["d1"], dims["d2"]
-    if world == "lcgm":
+    if is_lcgm(world):
         return ("polylog", 2.0) if tower == "f" else ("power", d2 / (4 * beta))
     ratio = d1 / d2 if tower == "f" else d2 / d1
     return "power", (4 + 2 * ratio) * min(d1, d2) / (8 * beta)
 
 
-def fit_row(runs, cells, world, tower, eps_levels, level, theory) -> dict:
+def fit_row(runs, cells, world, tower, eps_levels, level, theory, limit: float = 0.0) -> dict:
+    """One tower's growth fits and shape test on the approximation part's width(ε), and the
+    saturation of its excess in width (W2 and W3 read the excess, as registered)."""
     widths, vals = _sweep(runs, world, tower)
-    rows = wn.ladder(widths, vals, eps_levels)
+    rows = wn.ladder(widths, vals, eps_levels, limit)
     power = wn.growth_fit(rows, "power", level)
     poly = wn.growth_fit(rows, "polylog", level)
-    sat = saturation.saturation(widths, vals, increasing=False)
-    mine = cells[(cells["world"] == world) & (cells["tower"] == tower) & (cells["data"] == "1x")]
+    sat = saturation.saturation(widths, _sweep(runs, world, tower, "excess")[1], increasing=False)
+    mine = cells[(cells["world"] == world) & (cells["tower"] == tower) & (cells["budget"] == "1x")]
     law, exponent = table2_exponent(world, tower, theory)
     return {
         "world": world,
@@ -141,80 +234,4 @@ def fit_row(runs, cells, world, tower, eps_levels, level, theory) -> dict:
         "table2_exponent": exponent,
         "converged": bool(mine["converged"].all()),
         "power_per_seed": power["per_seed"],
-    }
-
-
-def _interval(lo: float, hi: float, spec: str, tail: str = "") -> str:
-    """ " [lo, hi]" plus ``tail``, or a phrase where there is none (one seed: no t interval)."""
-    if math.isfinite(lo) and math.isfinite(hi):
-        return f" [{lo:{spec}}, {hi:{spec}}]{tail}"
-    return " (no interval: one seed)"
-
-
-def _data_check_text(mean, lo, hi, level, share, err, smallest, slowest) -> str:
-    """The data check's measured cell, without a raw nan where a number is missing."""
-    e, e_lo, e_hi = err
-    out = f"excess(1x) − excess(2x) = {mean:.3g}" + _interval(lo, hi, ".3g", f" ({level:.0%} t)")
-    out += f", {share:.0%} of the cell's excess; estimation error at 1x ≈ {e:.3g}"
-    out += _interval(e_lo, e_hi, ".3g") + f", {2 * share:.0%} of the cell's excess"
-    if math.isfinite(smallest):
-        out += f" and {e / smallest:.0%}" + _interval(e_lo / smallest, e_hi / smallest, ".0%")
-        out += f" of the smallest ε reached and kept, {smallest:g}"
-    else:
-        out += "; no ε reached and kept"
-    if math.isfinite(slowest):
-        out += f"; a rate slower than n^(−{slowest:.2g}) would put the error above the whole excess"
-    return out
-
-
-def data_check(runs, cells, eps_table, level) -> dict | None:
-    """The LCGM's widest cell on twice the training pairs (same steps, same probe-test pairs):
-    the excess it removes, paired by seed, and the estimation error it implies at the configured
-    pairs. If the estimation error falls like 1/n, doubling n removes half of it, so the error at
-    1x is twice the removed part (a slower rate, e.g. 1/√n, implies more: 1/n is the
-    favourable reading); the check holds only when that (its interval's upper end) lies below the
-    smallest ε the LCGM sweep reaches and keeps, fails when its lower end lies above it; gated by
-    the convergence of the cells at that width."""
-    two = runs[(runs["world"] == "lcgm") & (runs["data"] == "2x")]
-    if two.empty:
-        return None
-    width = int(two["width"].iloc[0])
-    one = runs[(runs["world"] == "lcgm") & (runs["data"] == "1x") & (runs["width"] == width)]
-    one = one.drop_duplicates("seed").set_index("seed")["excess"]
-    diff = one - two.set_index("seed")["excess"].reindex(one.index)
-    mean = float(diff.mean())
-    lo, hi = powerlaw.t_interval(mean, diff.to_numpy(), level)
-    lcgm = eps_table[(eps_table["world"] == "lcgm") & eps_table["status"].isin(wn.KEPT)]
-    smallest = float(lcgm["eps"].min()) if not lcgm.empty else math.nan
-    err, err_lo, err_hi = 2 * mean, 2 * lo, 2 * hi  # the estimation error at 1x, under 1/n
-    share = mean / float(one.mean()) if float(one.mean()) else math.nan
-    # error ∝ n^(−a) removes the share 1 − 2^(−a) of itself when n doubles; the error cannot
-    # exceed the cell's whole excess, so a ≥ −log2(1 − share): the slowest rate the data allow
-    slowest = -math.log2(1 - share) if 0 < share < 1 else math.nan
-    if not math.isfinite(smallest) or not math.isfinite(err_hi):
-        verdict = "unresolved"
-    else:
-        verdict = (
-            Verdict.HOLDS
-            if err_hi < smallest
-            else Verdict.FAILS
-            if err_lo > smallest
-            else Verdict.UNRESOLVED
-        )
-    at = cells[(cells["world"] == "lcgm") & (cells["width"] == width)]
-    converged = bool(at["converged"].all())
-    return {
-        "prediction": "data check",
-        "world": "lcgm",
-        "statement": f"the estimation error of the training pairs at width {width} (twice what "
-        f"doubling them removes, if it falls like 1/n; a slower rate implies more) lies below "
-        f"the smallest ε reached and kept (measured at the widest cell, assumed largest there)",
-        "measured": _data_check_text(
-            mean, lo, hi, level, share, (err, err_lo, err_hi), smallest, slowest
-        ),
-        "verdict": gate(verdict, converged),
-        "converged": converged,
-        "value": mean,
-        "lo": lo,
-        "hi": hi,
     }

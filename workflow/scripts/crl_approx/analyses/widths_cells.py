@@ -1,17 +1,20 @@
-"""One ``train_widths`` job of Experiment W: every seed of one (world, tower, width) cell, trained
-by the trainer of Table 1 and the LCGM sweep (:mod:`crl_approx.training.cells`) with the hidden
-width of one tower changed, and its excess measured as the cell at train.width measures it.
+"""One ``train_widths`` job of Experiment W: every seed of one (world, tower, width, budget) cell,
+trained by the trainer of Table 1 and the LCGM sweep (:mod:`crl_approx.training.cells`) with the
+hidden width of one tower changed (or of both: the widest cell), and its excess measured.
 
 * mixture (``gmm``): the population excess of the final model on the evaluation quadrature
   (``mlp_excess_risk``, the number Table 1 reports), written by the trainer;
-* LCGM: the held-out InfoNCE excess of the LCGM sweep (``heldout_excess``: in-batch loss of the
-  learned score minus that of τ·PMI on the probe-test pairs, blocks of ``lcgm.n_candidates``),
-  computed here with the probe rule's function (:func:`.probes.block_infonce`) on the seed's
-  probe-test pairs. The data check trains on a second, twice as large training set
-  (``train_paths``) for the same number of steps and is scored on the same probe-test pairs.
+* LCGM (``lcgm``, and ``lcgm_d<d>`` with d_x = d_y = d): trained on a fresh stream (every batch
+  drawn anew from the model: no training pool, so no estimation error of one) for the cell's
+  steps; validated on the seed's validation stream; the held-out InfoNCE excess of the LCGM
+  sweep (``heldout_excess``: in-batch loss of the learned score minus that of τ·PMI on the seed's
+  probe-test pairs, blocks of ``lcgm.n_candidates``), computed with the probe rule's function
+  (:func:`.probes.block_infonce`). The validation and probe-test pairs are drawn here from the
+  seed's own streams (the LCGM sweep's, :func:`..models.data.lcgm_pairs`), so no W cell reads
+  the LCGM's training pool: its size (``lcgm.n_train``) reruns none.
 
-The cell at train.width is not trained here: it is the existing run (rule train_encoder), whose
-excess the assembly reads from its metrics (mixture) or probes (LCGM).
+The mixture's cell at train.width is not trained here: it is the existing run (rule
+train_encoder), whose excess the assembly reads from its metrics.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ log = logging.getLogger(__name__)
 
 def cell_train(train: dict, tower: str, width: int) -> dict:
     """The training keys of a cell: ``train`` with the hidden width of ``tower`` ("f" or "g")
-    set to ``width`` (the other tower keeps train.width), or of both ("both": the data check)."""
+    set to ``width`` (the other tower keeps train.width), or of both ("both": the widest cell)."""
     if tower not in ("f", "g", "both"):
         raise ValueError(f"unknown tower {tower!r} (allowed: f, g, both)")
     names = ("f", "g") if tower == "both" else (tower,)
@@ -70,25 +73,25 @@ def run_cell(
     threads: int,
     pairs_paths,
     output,
-    train_paths=(),
     steps=None,
 ) -> list:
-    """The ``train_widths`` rule: ``cell`` = {"tower", "width", "data"} ("data": "1x", or "2x"
-    for the LCGM data check, trained on ``train_paths`` for ``steps`` steps); ``pairs_paths`` one
-    file of sampled pairs per seed (the LCGM's probe-test pairs; the mixture's training pairs for
-    objective samples)."""
+    """The ``train_widths`` rule: ``cell`` = {"tower", "width", "budget"}; ``pairs_paths`` one
+    file of sampled pairs per seed for the mixture's objective samples (else none); ``steps``
+    the LCGM cell's step count (the budget's multiple of widths.lcgm_steps)."""
+    from ..models.data import lcgm_pairs
+
     tower, width = cell["tower"], int(cell["width"])
     params = cell_train(train, tower, width)
-    pairs = load_npz_group(pairs_paths) if pairs_paths else None
     if world == "gmm":
+        pairs = load_npz_group(pairs_paths) if pairs_paths else None
         model, metrics, ckpts = cells.train_gmm(
             data, params, tau, dim, seeds, objective, threads, pairs
         )
         key = "mlp_excess_risk"
-    elif world == "lcgm":
-        fit = load_npz_group(list(train_paths)) if train_paths else pairs
+    elif world.startswith("lcgm"):
+        pairs = [lcgm_pairs(data, s, splits=("val", "test")) for s in seeds]
         model, metrics, ckpts = cells.train_lcgm(
-            data, params, tau, dim, seeds, threads, fit, steps=steps
+            data, params, tau, dim, seeds, threads, pairs, steps=steps, fresh=True
         )
         for m, h in zip(metrics, heldout_excess(model, data, tau, pairs), strict=True):
             m.update(h)
@@ -96,7 +99,7 @@ def run_cell(
     else:
         raise ValueError(f"unknown world {world!r}")
     for m in metrics:
-        m |= {"world": world, "tower": tower, "width": width, "data": cell.get("data", "1x")}
+        m |= {"world": world, "tower": tower, "width": width, "budget": cell["budget"]}
         log.info(
             "%s tower %s width %d seed %d: %s %.4e", world, tower, width, m["seed"], key, m[key]
         )

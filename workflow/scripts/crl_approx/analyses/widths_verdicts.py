@@ -14,7 +14,19 @@ trained), judged on the tables of :mod:`.widths`, and the rule ``assemble_widths
   g's, fails when wholly above, else unresolved; unresolved on fewer than three widths.
 * **W3** (mixture, d1 = d2 = 1): both towers saturate by width :data:`.widths.W3_WIDTH`.
 
-Every "fails" on runs that did not converge becomes "unresolved: not converged"
+Re-registered 2026-12-04 (issue 36), on the approximation part (excess − the world's floor):
+
+* **W4** (LCGM): g needs more width than f at every ε both towers read by interpolation: per
+  seed the mean over those levels of log(w_g/w_f); holds when its interval lies above 0, fails
+  below, else unresolved.
+* **W5** (Table 2's LCGM row, compound): from the LCGM's own d to each d of the dimension sweep
+  (d_x = d_y = d), f's needed width grows by less than c = log d / log d₀, g's by more (per
+  tower, per seed the mean over widths.dim_sweep.eps of log(w(d)/w(d₀)), against log c).
+* **W6** (ours): g's grows by less than c too.
+* **W7** (mixture): the approximation part at every grid width >= :data:`W7_WIDTH` of each tower
+  lies within CLOSE_TOLERANCE of the exact floor.
+
+Every decided verdict on runs that did not converge becomes "unresolved: not converged"
 (:func:`.convergence.gate`).
 """
 
@@ -29,8 +41,12 @@ import pandas as pd
 from ..numerics import powerlaw, saturation
 from ..numerics import widths as wn
 from ..numerics.claims import Verdict, combine
+from ..numerics.tiers import CLOSE_TOLERANCE
 from . import widths as w
 from .convergence import gate
+
+#: W7: the mixture network reaches the exact floor by this width
+W7_WIDTH = 8
 
 #: the verdicts a grid that cannot decide gives (each an "unresolved", with its reason)
 FEWER_WIDTHS = "unresolved: fewer than three widths"
@@ -163,49 +179,284 @@ def w3(fits) -> dict:
     }
 
 
-def verdicts(fits, eps, runs, cells, level) -> pd.DataFrame:
+def _no_levels(prediction, world, statement, measured, verdict=Verdict.UNRESOLVED) -> dict:
+    return {
+        "prediction": prediction,
+        "world": world,
+        "statement": statement,
+        "measured": measured,
+        "verdict": verdict,
+        "converged": True,
+        "value": math.nan,
+        "lo": math.nan,
+        "hi": math.nan,
+    }
+
+
+def _seed_widths(eps_rows: pd.DataFrame, levels) -> np.ndarray:
+    """(levels, seeds) of the seeds' own widths at ``levels`` (NaN where a seed does not read
+    the level by interpolation)."""
+    out = []
+    for e in levels:
+        r = eps_rows[eps_rows["eps"] == e].iloc[0]
+        out.append(
+            [
+                x if st == wn.REACHED else math.nan
+                for x, st in zip(r["seed_widths"], r["seed_status"], strict=True)
+            ]
+        )
+    return np.asarray(out, float)
+
+
+def _both_read(a: pd.DataFrame, b: pd.DataFrame, levels=None) -> list[float]:
+    """The levels (of ``levels``, or every level) that every seed of both sweeps reads by
+    interpolation (status reached: not at the smallest width, not lost, not below the floor)."""
+
+    def read(rows):
+        return {r.eps for r in rows.itertuples() if all(st == wn.REACHED for st in r.seed_status)}
+
+    common = read(a) & read(b)
+    wanted = a["eps"] if levels is None else levels
+    return [float(e) for e in wanted if e in common]
+
+
+def _log_ratio(num: pd.DataFrame, den: pd.DataFrame, levels, level) -> tuple:
+    """Per seed the mean over ``levels`` of log(w_num / w_den); the seeds' mean and interval."""
+    per = np.nanmean(np.log(_seed_widths(num, levels) / _seed_widths(den, levels)), axis=0)
+    mean = float(np.mean(per))
+    lo, hi = powerlaw.t_interval(mean, per, level)
+    return mean, lo, hi, per
+
+
+def w4(eps, fits, level) -> dict:
+    """g needs more width than f at every ε both read (log ratio above 0, paired by seed)."""
+    statement = "g needs more width than f at every ε both towers read (approximation part)"
+    ef, eg = eps[eps["tower"] == "f"], eps[eps["tower"] == "g"]
+    levels = _both_read(ef, eg)
+    if not levels:
+        return _no_levels("W4", "lcgm", statement, "no ε both towers read by interpolation")
+    mean, lo, hi, per = _log_ratio(eg, ef, levels, level)
+    verdict = Verdict.HOLDS if lo > 0 else Verdict.FAILS if hi < 0 else Verdict.UNRESOLVED
+    converged = bool(fits["converged"].all())
+    eps_text = ", ".join(f"{e:g}" for e in levels)
+    return {
+        "prediction": "W4",
+        "world": "lcgm",
+        "statement": statement,
+        "measured": f"w_g/w_f = {math.exp(mean):.3g} [{math.exp(lo):.3g}, {math.exp(hi):.3g}] "
+        f"(geometric mean over ε = {eps_text}, {len(per)} seeds)",
+        "verdict": gate(verdict, converged) if math.isfinite(lo) else Verdict.UNRESOLVED,
+        "converged": converged,
+        "value": math.exp(mean),
+        "lo": math.exp(lo),
+        "hi": math.exp(hi),
+    }
+
+
+def dim_rows(eps, fits, design: dict, levels, level) -> list[dict]:
+    """The dimension sweep, per (d world, tower): the width ratio w(d)/w(d₀) over ``levels``
+    (per seed the mean of log ratios, Student-t interval) against Table 2's logarithmic factor
+    c = log d / log d₀, and whether it lies below (no growth beyond logarithms) or above."""
+    rows = []
+    for world in sorted({x for x in eps["world"] if x != "lcgm" and w.is_lcgm(x)}):
+        for tower, key in (("f", "d1"), ("g", "d2")):
+            d0, d = design["lcgm"][key], design[world][key]
+            here = eps[(eps["world"] == world) & (eps["tower"] == tower)]
+            base = eps[(eps["world"] == "lcgm") & (eps["tower"] == tower)]
+            read = _both_read(here, base, levels)
+            c = math.log(d) / math.log(d0)
+            out = {"world": world, "tower": tower, "d0": d0, "d": d, "factor_c": c}
+            out["levels"] = " ".join(f"{e:g}" for e in read)
+            if read:
+                mean, lo, hi, _ = _log_ratio(here, base, read, level)
+                out |= {"ratio": math.exp(mean), "ratio_lo": math.exp(lo), "ratio_hi": math.exp(hi)}
+                reading = "below c" if hi < math.log(c) else "above c" if lo > math.log(c) else ""
+            else:
+                out |= {"ratio": math.nan, "ratio_lo": math.nan, "ratio_hi": math.nan}
+                reading = ""
+            conv = fits[fits["world"].isin([world, "lcgm"]) & (fits["tower"] == tower)]
+            out["converged"] = bool(conv["converged"].all())
+            out["reading"] = reading or (
+                "unresolved" if read else "unresolved: no level of dim_sweep.eps read at both d"
+            )
+            rows.append(out)
+    return rows
+
+
+def _dim_text(r) -> str:
+    if not math.isfinite(r["ratio"]):
+        return f"{r['tower']}: no level read at both d"
+    return (
+        f"{r['tower']}: w({r['d']})/w({r['d0']}) = {r['ratio']:.3g} "
+        f"[{r['ratio_lo']:.3g}, {r['ratio_hi']:.3g}] (c = {r['factor_c']:.3g})"
+    )
+
+
+def _dim_part(r, grows: bool) -> Verdict:
+    """One tower's part: holds when the ratio lies above c (grows) or below c (does not)."""
+    if r["reading"] not in ("above c", "below c"):
+        return Verdict.UNRESOLVED
+    ok = (r["reading"] == "above c") == grows
+    return gate(Verdict.HOLDS if ok else Verdict.FAILS, r["converged"])
+
+
+def w5_w6(dims: list[dict]) -> list[dict]:
+    """W5 (Table 2: f does not grow beyond c, g does) and W6 (ours: g does not either)."""
+    s5 = (
+        "from d₀ to d (d_x = d_y = d), f's needed width grows by less than log d / log d₀, "
+        "g's by more"
+    )
+    s6 = "from d₀ to d, g's needed width grows by less than log d / log d₀ too"
+    if not dims:
+        return [
+            _no_levels("W5", "lcgm", s5, "no dimension sweep (widths.dim_sweep.dims is empty)"),
+            _no_levels("W6", "lcgm", s6, "no dimension sweep (widths.dim_sweep.dims is empty)"),
+        ]
+    f_rows = [r for r in dims if r["tower"] == "f"]
+    g_rows = [r for r in dims if r["tower"] == "g"]
+    parts5 = [_dim_part(r, grows=False) for r in f_rows] + [
+        _dim_part(r, grows=True) for r in g_rows
+    ]
+    parts6 = [_dim_part(r, grows=False) for r in g_rows]
+    text5 = "; ".join(_dim_text(r) for r in dims)
+    text6 = "; ".join(_dim_text(r) for r in g_rows)
+    g = g_rows[0]
+    conv5 = all(r["converged"] for r in dims)
+    conv6 = all(r["converged"] for r in g_rows)
+    return [
+        {
+            "prediction": "W5",
+            "world": "lcgm",
+            "statement": s5,
+            "measured": text5,
+            "verdict": combine(parts5),
+            "converged": conv5,
+            "value": g["ratio"],
+            "lo": g["ratio_lo"],
+            "hi": g["ratio_hi"],
+        },
+        {
+            "prediction": "W6",
+            "world": "lcgm",
+            "statement": s6,
+            "measured": text6,
+            "verdict": combine(parts6),
+            "converged": conv6,
+            "value": g["ratio"],
+            "lo": g["ratio_lo"],
+            "hi": g["ratio_hi"],
+        },
+    ]
+
+
+def w7(runs, cells, level) -> dict:
+    """The mixture's approximation part at every grid width >= W7_WIDTH of each tower within
+    CLOSE_TOLERANCE of the exact floor (its Student-t upper end at or below; fails when a lower
+    end lies above)."""
+    gmm = runs[(runs["world"] == "gmm") & runs["tower"].isin(["f", "g"])]
+    statement = (
+        f"the approximation part at every width ≥ {W7_WIDTH} lies within "
+        f"{CLOSE_TOLERANCE:.0%} of the exact rank-D floor"
+    )
+    if gmm.empty or gmm["width"].max() < W7_WIDTH:
+        return _no_levels("W7", "gmm", statement, f"no mixture width ≥ {W7_WIDTH} in the grid")
+    floor = float(gmm["floor"].iloc[0])
+    bar = CLOSE_TOLERANCE * floor
+    parts, worst, texts = [], None, []
+    for (tower, width), g in gmm[gmm["width"] >= W7_WIDTH].groupby(["tower", "width"]):
+        mean = float(g["approx"].mean())
+        lo, hi = powerlaw.t_interval(mean, g["approx"].to_numpy(), level)
+        v = Verdict.HOLDS if hi <= bar else Verdict.FAILS if lo > bar else Verdict.UNRESOLVED
+        if not math.isfinite(hi):
+            v = Verdict.HOLDS if mean <= bar else Verdict.FAILS
+        parts.append(v)
+        texts.append(f"{tower} {width}: {mean / floor:.1%}")
+        if worst is None or mean > worst[0]:
+            worst = (mean / floor, lo / floor, hi / floor)
+    at = cells[(cells["world"] == "gmm") & (cells["width"] >= W7_WIDTH)]
+    converged = bool(at["converged"].all())
+    return {
+        "prediction": "W7",
+        "world": "gmm",
+        "statement": statement,
+        "measured": "approximation part / floor: " + ", ".join(texts),
+        "verdict": gate(combine(parts), converged),
+        "converged": converged,
+        "value": worst[0],
+        "lo": worst[1],
+        "hi": worst[2],
+    }
+
+
+def verdicts(fits, eps, runs, cells, level, dims=()) -> pd.DataFrame:
     rows = []
     lcgm, gmm = (fits[fits["world"] == x] for x in ("lcgm", "gmm"))
     if set(lcgm["tower"]) == {"f", "g"}:
-        rows += [w1(lcgm, eps[eps["world"] == "lcgm"], level), w2(lcgm)]
+        main = eps[eps["world"] == "lcgm"]
+        rows += [w1(lcgm, main, level), w2(lcgm), w4(main, lcgm, level)]
+        rows += w5_w6(list(dims))
     if not gmm.empty:
-        rows.append(w3(gmm))
-    check = w.data_check(runs, cells, eps, level)
-    if check is not None:
-        rows.append(check)
+        rows += [w3(gmm), w7(runs, cells, level)]
     return pd.DataFrame(rows)
 
 
 def ladder_of(config: dict) -> dict:
-    """Each world's ε ladder: the LCGM's ``widths.eps`` (theory.eps's, the one W1 was registered
-    on), the mixture's ``widths.gmm_eps`` (its own scale: its excess lies far below the LCGM's)."""
+    """Each world's ε ladder: the LCGM worlds' ``widths.eps`` (theory.eps's, the one W1 was
+    registered on), the mixture's ``widths.gmm_eps`` (its own scale)."""
     return {"lcgm": config["eps"], "gmm": config["gmm_eps"]}
 
 
-def tables(runs, table, cells, config: dict, theory: dict):
-    """Width to ε (each world on its own ladder), the fits and the verdicts of the runs."""
+def tables(runs, table, cells, config: dict, design: dict, floor_table: pd.DataFrame):
+    """Width to ε (each world on its own ladder, read on the approximation part above the
+    world's reading limit), the fits, the dimension sweep and the verdicts of the runs."""
     level = config["ci_level"]
     sweeps = sorted({(c[0], c[1]) for c in cells if c[1] != "both"})
     ladders = ladder_of(config)
-    eps = pd.DataFrame([r for s in sweeps for r in w.eps_rows(runs, *s, ladders[s[0]])])
-    fits = pd.DataFrame([w.fit_row(runs, table, *s, ladders[s[0]], level, theory) for s in sweeps])
-    return eps, fits, verdicts(fits, eps, runs, table, level)
+    limits = floor_table.set_index("world")["read_limit"]
+
+    def ladder(world):
+        return ladders["lcgm" if w.is_lcgm(world) else "gmm"]
+
+    eps = pd.DataFrame(
+        [r for s in sweeps for r in w.eps_rows(runs, *s, ladder(s[0]), limits[s[0]])]
+    )
+    fits = pd.DataFrame(
+        [w.fit_row(runs, table, *s, ladder(s[0]), level, design, limits[s[0]]) for s in sweeps]
+    )
+    levels = config["dim_sweep"]["eps"]
+    dims = dim_rows(eps, fits, design, levels, level) if "lcgm" in set(eps["world"]) else []
+    verdict = verdicts(fits, eps, runs, table, level, dims)
+    return eps, fits, pd.DataFrame(dims, columns=DIM_COLUMNS), verdict
+
+
+#: the dimension sweep's table columns
+DIM_COLUMNS = [
+    "world", "tower", "d0", "d", "factor_c", "levels", "ratio", "ratio_lo", "ratio_hi",
+    "converged", "reading",
+]  # fmt: skip
 
 
 def run_assemble(
-    metric_paths, probe_paths, widths: dict, cells, seeds, theory, default_width, output
+    metric_paths, floor_paths, widths: dict, cells, seeds, design, default_width, output
 ):
-    """The ``assemble_widths`` rule: runs, cells, width to ε, fits and verdicts."""
+    """The ``assemble_widths`` rule: runs, floors, cells, width to ε, fits, the dimension sweep
+    and the verdicts."""
     from ..runtime import write_csv
 
-    runs = w.runs_table(metric_paths, probe_paths, cells, seeds)
-    table = w.cell_table(runs, default_width)
-    eps, fits, verdict = tables(runs, table, cells, widths, theory)
+    rank_floor = pd.read_csv(floor_paths[0]) if floor_paths else None
+    runs = w.runs_table(metric_paths, cells, seeds)
+    floor_table = w.floors(runs, rank_floor, widths["gmm_dim"], widths["ci_level"])
+    runs = w.with_approximation(runs, floor_table)
+    limits = floor_table.set_index("world")["read_limit"].to_dict()
+    table = w.cell_table(runs, default_width, limits)
+    eps, fits, dims, verdict = tables(runs, table, cells, widths, design, floor_table)
     for row in verdict.itertuples():
         log.info("%s (%s): %s — %s", row.prediction, row.world, row.verdict, row.measured)
     write_csv(runs.drop(columns="val_losses"), output.runs)
     write_csv(table, output.table)
-    write_csv(eps, output.eps)
+    write_csv(floor_table, output.floors)
+    write_csv(eps.drop(columns=["seed_widths", "seed_status"], errors="ignore"), output.eps)
     write_csv(fits.drop(columns="power_per_seed"), output.fits)
+    write_csv(dims, output.dims)
     write_csv(verdict, output.verdicts)
     return verdict

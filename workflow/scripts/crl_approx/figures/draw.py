@@ -141,7 +141,7 @@ def _sample_size(inputs, params, path) -> None:
 def _widths(inputs, params, path) -> None:
     from .widths import plot_widths
 
-    plot_widths(inputs.table, inputs.fits, path, inputs.eps)
+    plot_widths(inputs.table, inputs.fits, path, inputs.eps, inputs.floors)
 
 
 def _smoothness(inputs, params, path) -> None:

@@ -1,5 +1,6 @@
-"""Experiment W's figure: the excess against one tower's hidden width, per world, with the shape
-Table 2 gives the width a tower needs drawn beside each measured curve."""
+"""Experiment W's figure: the excess against one tower's hidden width, per world, with the world's
+floor, the ε levels read above it, and the shape Table 2 gives the width a tower needs drawn
+beside each measured curve (on the approximation part, added to the floor)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,15 @@ from ..numerics.widths import KEPT
 from .style import STYLE, _save, plt
 
 TOWERS = {"f": ("#1f77b4", "o", "f (anchor) varied"), "g": ("#ff7f0e", "s", "g (target) varied")}
-WORLDS = {"lcgm": "LCGM, D = K (held-out InfoNCE excess)", "gmm": "mixture (population excess)"}
+
+
+def world_title(world: str) -> str:
+    """A panel's title: the LCGM at its own dimensions, at d_x = d_y = d, or the mixture."""
+    if world == "lcgm":
+        return "LCGM, D = K, fresh stream (held-out InfoNCE excess)"
+    if world.startswith("lcgm_d"):
+        return f"LCGM, d_x = d_y = {world.removeprefix('lcgm_d')}, fresh stream"
+    return "mixture (population excess)"
 
 
 def table2_curve(law: str, exponent: float, w0: float, e0: float, widths) -> np.ndarray:
@@ -30,16 +39,15 @@ def table2_curve(law: str, exponent: float, w0: float, e0: float, widths) -> np.
 
 
 def anchor(sub: pd.DataFrame, eps_kept: float = math.nan) -> tuple[float, float]:
-    """(width, excess) the Table 2 curve passes through: the narrowest converged cell whose excess
-    is at or below ``eps_kept``, the smallest ε the tower reaches and keeps (Table 2's shape is
-    asymptotic in small ε, while the widest cells' held-out excess is mostly estimation error on
-    the LCGM); the narrowest converged cell when no cell is (or no level is kept); the narrowest
-    if none converged."""
+    """(width, approximation part) the Table 2 curve passes through: the narrowest converged cell
+    whose approximation part is at or below ``eps_kept``, the smallest ε the tower reaches and
+    keeps (Table 2's shape is asymptotic in small ε); the narrowest converged cell when no cell
+    is (or no level is kept); the narrowest if none converged."""
     ok = sub[sub["converged"]] if sub["converged"].any() else sub
     ok = ok.sort_values("width")
-    below = ok[ok["excess_mean"] <= eps_kept]
+    below = ok[ok["approx_mean"] <= eps_kept]
     first = (below if not below.empty else ok).iloc[0]
-    return float(first["width"]), float(first["excess_mean"])
+    return float(first["width"]), float(first["approx_mean"])
 
 
 def smallest_kept(eps: pd.DataFrame | None, world: str, tower: str) -> float:
@@ -58,21 +66,20 @@ def _span(table: pd.DataFrame, world: str) -> tuple[float, float]:
     return (float(e.min()) / 3, float(e.max()) * 3) if len(e) else (-np.inf, np.inf)
 
 
-def plot_widths(table_csv, fits_csv, path, eps_csv=None) -> None:
+def plot_widths(table_csv, fits_csv, path, eps_csv=None, floors_csv=None) -> None:
     table = pd.read_csv(table_csv)
     fits = pd.read_csv(fits_csv)
     eps = pd.read_csv(eps_csv) if eps_csv else None
-    worlds = [w for w in WORLDS if w in set(fits["world"])]
+    floors = pd.read_csv(floors_csv).set_index("world") if floors_csv else None
+    # the LCGM at its own dimensions, the dimension sweep's, then the mixture
+    worlds = sorted(set(fits["world"]), key=lambda w: (w == "gmm", w != "lcgm", w))
     with plt.rc_context(STYLE):
-        fig, axes = plt.subplots(1, len(worlds), figsize=(6.0 * len(worlds), 4.2), squeeze=False)
+        fig, axes = plt.subplots(1, len(worlds), figsize=(5.2 * len(worlds), 4.4), squeeze=False)
         for ax, world in zip(axes[0], worlds, strict=True):
+            mine = table[(table["world"] == world) & (table["budget"] == "1x")]
             for fit in fits[fits["world"] == world].itertuples():
                 color, marker, label = TOWERS[fit.tower]
-                sub = table[
-                    (table["world"] == world)
-                    & (table["tower"] == fit.tower)
-                    & (table["data"] == "1x")
-                ].sort_values("width")
+                sub = mine[mine["tower"] == fit.tower].sort_values("width")
                 ax.errorbar(
                     sub["width"],
                     sub["excess_mean"],
@@ -89,7 +96,8 @@ def plot_widths(table_csv, fits_csv, path, eps_csv=None) -> None:
                     if fit.table2_law == "polylog"
                     else f"ε^(−{fit.table2_exponent:.3g})"
                 )
-                curve = table2_curve(fit.table2_law, fit.table2_exponent, w0, e0, grid)
+                floor = float(sub["floor"].iloc[0])
+                curve = floor + table2_curve(fit.table2_law, fit.table2_exponent, w0, e0, grid)
                 lo, hi = _span(table, world)
                 curve[(curve < lo) | (curve > hi)] = np.nan  # clipped to the measured range
                 ax.plot(
@@ -97,28 +105,33 @@ def plot_widths(table_csv, fits_csv, path, eps_csv=None) -> None:
                     curve,
                     ":",
                     color=color,
-                    label=f"Table 2's sufficient width for {fit.tower} (∝ {name}; shape only), "
-                    f"through w = {w0:g}",
+                    label=f"floor + Table 2's width law for {fit.tower} (∝ {name}; shape only)",
                 )
-            two = table[(table["world"] == world) & (table["data"] == "2x")]
-            if not two.empty:
-                ax.errorbar(
-                    two["width"],
-                    two["excess_mean"],
-                    yerr=two["excess_sd"].fillna(0),
-                    fmt="D",
-                    color="#2ca02c",
-                    capsize=3,
-                    label="both towers, 2× training pairs",
-                )
+            if floors is not None and world in floors.index:
+                f = floors.loc[world]
+                ax.axhline(f["floor"], color="k", ls="--", lw=1, label=f"floor ({f['floor_kind']})")
+                if math.isfinite(f["budget_excess"]):
+                    ax.axhline(
+                        f["budget_excess"], color="0.5", ls="-.", lw=1, label="widest, 2× steps"
+                    )
+                if eps is not None:
+                    read = eps[(eps["world"] == world) & (eps["eps"] >= f["read_limit"])]
+                    for i, e in enumerate(sorted(set(read["eps"]))):
+                        ax.axhline(
+                            f["floor"] + e,
+                            color="0.8",
+                            lw=0.8,
+                            zorder=0,
+                            label="floor + ε (levels read)" if i == 0 else None,
+                        )
             ax.set_xscale("log", base=2)
-            positive = (table.loc[table["world"] == world, "excess_mean"] > 0).all()
+            positive = (mine["excess_mean"] > 0).all()
             ax.set_yscale(
                 "log" if positive else "symlog", **({} if positive else {"linthresh": 1e-4})
             )
             ax.set_xlabel("hidden width of the varied tower (the other at train.width)")
             ax.set_ylabel("excess over the exact PMI")
-            ax.set_title(WORLDS[world])
-            ax.legend(fontsize=7)
+            ax.set_title(world_title(world), fontsize=9)
+            ax.legend(fontsize=6)
         fig.suptitle("Experiment W: excess against one tower's width (mean ± sd over seeds)")
         _save(fig, path)

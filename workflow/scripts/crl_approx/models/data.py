@@ -32,29 +32,36 @@ def gmm_pairs(gmm: dict, seed: int, splits=("train", "val")) -> dict[str, np.nda
     return out
 
 
-def fresh_blocks(mix: GaussianMixture, seed: int, batch: int, chunk: int = FRESH_CHUNK):
-    """A seed's fresh stream: endless blocks (x, y) of shape (chunk, batch), every pair drawn anew
-    from the mixture by the seed's own generator (stream 5, apart from the pools' streams)."""
+def fresh_blocks(model, seed: int, batch: int, chunk: int = FRESH_CHUNK):
+    """A seed's fresh stream: endless blocks (x, y) of shape (chunk, batch) (the mixture's 1-D
+    pairs) or (chunk, batch, d) (the LCGM's), every pair drawn anew from ``model`` (anything with
+    ``sample(n, rng)``) by the seed's own generator (stream 5, apart from the pools' streams)."""
     rng = stream(seed, STREAM_FRESH)
     while True:
-        x, y, _ = mix.sample(chunk * batch, rng)
-        yield x.reshape(chunk, batch), y.reshape(chunk, batch)
+        x, y, _ = model.sample(chunk * batch, rng)
+        yield x.reshape(chunk, batch, *x.shape[1:]), y.reshape(chunk, batch, *y.shape[1:])
 
 
-def lcgm_pairs(lcgm: dict, seed: int) -> dict[str, np.ndarray]:
+#: the LCGM's splits: stream key and the config key of its size
+LCGM_SPLITS = {
+    "train": (STREAM_TRAIN, "n_train"),
+    "val": (STREAM_VAL, "n_val"),
+    "fit": (STREAM_FIT, "n_probe_fit"),
+    "test": (STREAM_TEST, "n_probe_test"),
+}
+
+
+def lcgm_pairs(lcgm: dict, seed: int, splits=tuple(LCGM_SPLITS)) -> dict[str, np.ndarray]:
     """LCGM pairs: training and validation (the encoder), probe fitting and probe testing (fresh
-    samples the encoder never saw), each from its own stream of the seed."""
+    samples the encoder never saw), each from its own stream of the seed (a split's pairs do not
+    depend on the other splits' sizes); ``splits`` those drawn."""
     from .lcgm import LatentClassModel
 
     model = LatentClassModel.from_config(lcgm)
     out = {}
-    for split, key, n in (
-        ("train", STREAM_TRAIN, lcgm["n_train"]),
-        ("val", STREAM_VAL, lcgm["n_val"]),
-        ("fit", STREAM_FIT, lcgm["n_probe_fit"]),
-        ("test", STREAM_TEST, lcgm["n_probe_test"]),
-    ):
-        x, y, z = model.sample(n, stream(seed, key))
+    for split in splits:
+        key, size = LCGM_SPLITS[split]
+        x, y, z = model.sample(lcgm[size], stream(seed, key))
         out[f"x_{split}"], out[f"y_{split}"], out[f"z_{split}"] = x, y, z
     return out
 

@@ -1,7 +1,8 @@
 """Experiment W's numerics: the width a tower needs to reach an excess ε, read off a measured
 curve of excess against hidden width, and the growth of that width with 1/ε.
 
-* :func:`width_to_reach` inverts a curve by log-log interpolation between the two grid widths
+* :func:`width_to_reach` inverts a curve (Experiment W reads the approximation part: the excess
+  minus the world's floor) by log-log interpolation between the two grid widths
   that bracket ε (exact for a power law e(w) = c·w^(−a)); "reached at the smallest width" and
   "not reached" are said as such, never extrapolated, and a level the curve crosses but loses
   again at a wider width (a curve that rises where estimation error takes over) is "lost": it
@@ -31,6 +32,8 @@ REACHED = "reached"
 AT_MIN = "reached at the smallest width"
 NOT_REACHED = "not reached"
 LOST = "reached, lost at a wider width"
+#: a level below the world's reading limit (its floor): not read, never fitted
+BELOW = "below the floor: not read"
 #: the statuses of a level a tower reaches and keeps (``LOST`` and ``NOT_REACHED`` are not)
 KEPT = (REACHED, AT_MIN)
 #: x transforms of the two growth laws: w against x(ε) is a straight line in log-log
@@ -63,16 +66,21 @@ def width_to_reach(widths, excess, eps: float) -> tuple[float, str]:
     return float(math.exp(lw0 + t * (lw1 - lw0))), LOST if lost else REACHED
 
 
-def ladder(widths, per_seed, eps_levels) -> list[dict]:
+def ladder(widths, per_seed, eps_levels, limit: float = 0.0) -> list[dict]:
     """Per ε of the ladder: the width read off the seed means (``per_seed[i]``: the seeds'
-    excess at ``widths[i]``, rows aligned by seed), its status, and the seeds' spread: the range
-    of the per-seed inversions (inf where a seed does not reach ε)."""
+    values at ``widths[i]``, rows aligned by seed), its status, and the seeds' spread: the range
+    of the per-seed inversions (inf where a seed does not reach ε). A level below ``limit`` (the
+    world's floor) is not read: status :data:`BELOW`, width NaN."""
     vals = np.asarray([np.asarray(v, float) for v in per_seed])  # (widths, seeds)
     mean = vals.mean(axis=1)
     rows = []
     for eps in eps_levels:
-        width, status = width_to_reach(widths, mean, eps)
-        each = [width_to_reach(widths, vals[:, s], eps) for s in range(vals.shape[1])]
+        if eps < limit:
+            each = [(math.nan, BELOW)] * vals.shape[1]
+            width, status = math.nan, BELOW
+        else:
+            width, status = width_to_reach(widths, mean, eps)
+            each = [width_to_reach(widths, vals[:, s], eps) for s in range(vals.shape[1])]
         ws = [w for w, _ in each]
         rows.append(
             {

@@ -231,7 +231,12 @@ def build(inputs, params, output, repo: Path) -> str:
         inputs.digits_cancorr,
     )
     width_ctx = widths.context(
-        inputs.widths_table, inputs.widths_eps, inputs.widths_fits, inputs.widths_verdicts
+        inputs.widths_table,
+        inputs.widths_eps,
+        inputs.widths_fits,
+        inputs.widths_verdicts,
+        inputs.widths_floors,
+        inputs.widths_dims,
     )
     smooth = smoothness.context(*smoothness.files(inputs), config["smoothness"]["max_dim"])
     context = {

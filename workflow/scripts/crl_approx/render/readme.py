@@ -99,16 +99,18 @@ class Run:
         return self.__dict__.setdefault("_digits", RunTables(self.results, job_times))
 
     @property
-    def widths(self) -> dict:
-        """Experiment W's tables (name → DataFrame: "", "_eps", "_fits", "_verdicts")."""
-        t = self.results / "tables"
-        return {n: pd.read_csv(t / f"widths{n}.csv") for n in ("", "_eps", "_fits", "_verdicts")}
+    def run_jobs(self) -> dict:
+        """Per rule, this run's own job times and the jobs' own CPU times (its benchmark files
+        and logs, :func:`.runrecord.job_times`): the cost of what produced these tables."""
+        return self.__dict__.setdefault("_run_jobs", job_times(self.results.parent / "benchmarks"))
 
     @property
-    def widths_grid(self) -> dict:
-        """Experiment W's tables on the denser grid of benchmarks/widths_grid.py (its record)."""
-        tables = self.record["widths_grid"]["tables"]
-        return {k: pd.DataFrame(rows) for k, rows in tables.items()}
+    def widths(self) -> dict:
+        """Experiment W's tables (name → DataFrame: "", "_eps", "_fits", "_verdicts", "_floors",
+        "_dims")."""
+        t = self.results / "tables"
+        names = ("", "_eps", "_fits", "_verdicts", "_floors", "_dims")
+        return {n: pd.read_csv(t / f"widths{n}.csv") for n in names}
 
     # jobs of the default run's record (:mod:`.records`)
     def jobs(self, rule: str, pattern: str = "*") -> list[float]:

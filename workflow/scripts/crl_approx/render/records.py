@@ -45,6 +45,22 @@ def total_s(record: dict) -> float:
     return sum(r["job_s"] for r in record["rules"].values())
 
 
+def share(rules: dict, *names: str) -> dict:
+    """The named rules' jobs' own CPU time (each job's, crl_approx.runtime) and its share of every
+    job's CPU time in ``rules`` (per rule, as :func:`.runrecord.job_times` gives them), with
+    their count and wall-clock job time."""
+    mine = [rules[r] for r in names if r in rules]
+    cpu = sum(r["cpu_s"] for r in mine)
+    total = sum(r["cpu_s"] for r in rules.values())
+    return {
+        "cpu_s": cpu,
+        "total_cpu_s": total,
+        "share": cpu / total if total else float("nan"),
+        "jobs": sum(r["jobs"] for r in mine),
+        "job_s": sum(r["job_s"] for r in mine),
+    }
+
+
 def cell(job: str, skip: int = 1) -> str:
     """A job's benchmark path without its first ``skip`` parts (the rule, the dataset), joined
     with ", ": ``train_sample_size/score~inner/pool~fresh`` → ``pool~fresh`` at ``skip=2``."""
@@ -120,34 +136,4 @@ def digits_budget(record: dict) -> dict:
         "moved": sum(bool(c["moved"]) for c in cells),
         "resolved": sum(bool(c["resolved"]) for c in cells),
         "beyond_tolerance": sum(not c["within_tolerance"] for c in cells),
-    }
-
-
-WORLD = {"gmm": "mixture", "lcgm": "LCGM"}
-
-
-def widths_grid(record: dict) -> dict:
-    """The width grid benchmark's cells: what it trained and what it found, their job time, and
-    each cell's world, tower, width and pairs (``data~1x`` or twice the pairs)."""
-    cells = []
-    for job, v in record["job_times"].items():
-        world, tower, width = job.split("/")[:3]
-        cells.append(
-            {
-                "world": WORLD.get(world, world),
-                "tower": tower.split("~")[1],
-                "width": width.split("~")[1],
-                "doubled": not job.endswith("1x"),
-                "s": v["s"],
-                "found": not v["trained_here"],
-            }
-        )
-    trained = [c["s"] for c in cells if not c["found"]]
-    reused = [c["s"] for c in cells if c["found"]]
-    return {
-        "cells": cells,
-        "trained": len(trained),
-        "trained_s": sum(trained),
-        "reused": len(reused),
-        "reused_s": sum(reused),
     }

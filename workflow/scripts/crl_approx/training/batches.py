@@ -30,16 +30,17 @@ def pool_batches(x: torch.Tensor, y: torch.Tensor, gens, batch: int):
         yield from zip(xb.unbind(0), yb.unbind(0), strict=True)
 
 
-def fresh_batches(mix, seeds, batch: int, dtype, dev):
-    """Endless (R, batch, 1) batches of the mixture, every batch drawn anew: replica r's from
-    seed r's own fresh stream (:func:`..models.data.fresh_blocks`), so that a seed's batches
-    depend on nothing but the seed and the batch size."""
+def fresh_batches(model, seeds, batch: int, dtype, dev):
+    """Endless (R, batch, d) batches of ``model`` (the mixture, d = 1, or the LCGM), every batch
+    drawn anew: replica r's from seed r's own fresh stream (:func:`..models.data.fresh_blocks`),
+    so that a seed's batches depend on nothing but the seed and the batch size."""
     from ..models.data import fresh_blocks
 
-    def block(arrays):  # R arrays (chunk, batch) -> (chunk, R, batch, 1) on the device
-        return torch.as_tensor(np.stack(arrays, 1)[..., None], dtype=dtype, device=dev)
+    def block(arrays):  # R arrays (chunk, batch[, d]) -> (chunk, R, batch, d) on the device
+        out = np.stack(arrays, 1)
+        return torch.as_tensor(out[..., None] if out.ndim == 3 else out, dtype=dtype, device=dev)
 
-    for blocks in zip(*(fresh_blocks(mix, s, batch) for s in seeds), strict=True):
+    for blocks in zip(*(fresh_blocks(model, s, batch) for s in seeds), strict=True):
         x, y = block([b[0] for b in blocks]), block([b[1] for b in blocks])
         yield from zip(x.unbind(0), y.unbind(0), strict=True)
 

@@ -197,26 +197,45 @@ def quadrature_outputs(model, rec, spec, tau, l_star, dataset, objective, steps,
 
 
 def train_lcgm(
-    lcgm, train, tau, dim, seeds, threads, pairs, device="auto", early_steps=(), steps=None
+    lcgm,
+    train,
+    tau,
+    dim,
+    seeds,
+    threads,
+    pairs,
+    device="auto",
+    early_steps=(),
+    steps=None,
+    fresh=False,
 ):
     """Train one model per seed on LCGM pairs (objective ``samples``: no quadrature exists in 16
-    dimensions), all seeds at once, for ``steps`` steps (default ``train.epochs`` passes).
-    Checkpoints hold f, g per epoch on the first ``lcgm.n_checkpoint`` validation pairs of each
-    seed; the probes evaluate the final model."""
+    dimensions), all seeds at once, for ``steps`` steps (default ``train.epochs`` passes), on
+    each seed's training pairs or, with ``fresh``, on a fresh stream of the LCGM (every batch
+    drawn anew: ``pairs`` then only give the validation pairs). Checkpoints hold f, g per epoch on
+    the first ``lcgm.n_checkpoint`` validation pairs of each seed; the probes evaluate the final
+    model."""
+    from ..models.lcgm import LatentClassModel
+
     dev = select_device(device)
     configure_threads(threads, dev)
-    d_x, d_y = pairs[0]["x_train"].shape[1], pairs[0]["y_train"].shape[1]
+    d_x, d_y = pairs[0]["x_val"].shape[1], pairs[0]["y_val"].shape[1]
     model = build_model(seeds, d_x, d_y, dim, train).to(dev, torch.float32)
     n_ck = lcgm["n_checkpoint"]
     inputs = tuple(np.stack([p[k][:n_ck] for p in pairs]) for k in ("x_val", "y_val"))
     rec = _Recorder(model, train, inputs, early_steps=early_steps)
     t_start = time.perf_counter()
-    steps = fit_pairs(model, pairs, train, tau, dev, rec, steps)
+    if fresh:
+        truth = LatentClassModel.from_config(lcgm)
+        steps = fit_fresh(model, truth, pairs, train, tau, dev, rec, steps)
+    else:
+        steps = fit_pairs(model, pairs, train, tau, dev, rec, steps)
     wall = time.perf_counter() - t_start
     metrics, ckpts = [], []
     with phase("metrics"):
         for r in range(model.replicas):
-            metrics.append(rec.metrics(r, "lcgm", "samples", dim, tau, steps, wall))
+            objective = "fresh" if fresh else "samples"
+            metrics.append(rec.metrics(r, "lcgm", objective, dim, tau, steps, wall))
             ckpts.append(rec.checkpoints(r) | {"x_val_rows": np.arange(n_ck)})
     return model, metrics, ckpts
 

@@ -241,11 +241,11 @@ def fit_pairs(model, pairs: list[dict], train: dict, tau: float, dev, end_epoch,
     return fit_stream(model, pool_batches(x, y, gens, batch), total, val, train, tau, end_epoch)
 
 
-def fit_fresh(model, mix, val_pairs: list[dict], train: dict, tau: float, dev, end_epoch, steps):
+def fit_fresh(model, data, val_pairs: list[dict], train: dict, tau: float, dev, end_epoch, steps):
     """The ``samples`` objective on a fresh stream: ``steps`` steps, every batch drawn anew from
-    the mixture (each pair seen once). Returns the number of steps."""
+    ``data`` (the mixture or the LCGM; each pair seen once). Returns the number of steps."""
     dtype = torch.float32
-    batches = fresh_batches(mix, model.seeds, train["batch_size"], dtype, dev)
+    batches = fresh_batches(data, model.seeds, train["batch_size"], dtype, dev)
     val = tuple(stack_pairs(val_pairs, k, dtype, dev) for k in ("x_val", "y_val"))
     return fit_stream(model, batches, int(steps), val, train, tau, end_epoch)
 

@@ -10,7 +10,7 @@ Modules, one per experiment, each with ``claims(t, config) -> list[dict]`` (rows
   truncation relation, the LCGM probes and saturation, the noise exponent μ̂.
 - ``dynamics``: the training-dynamics predictions 1–3 (mixture and LCGM).
 - ``digits``: Experiment R's predictions.
-- ``widths``: Experiment W's predictions W1–W3.
+- ``widths``: Experiment W's predictions W1–W7 (W5 the paper's Table 2, read on dimensions).
 - ``smoothness``: Experiment S's claims (its assembly writes them as a claims table; here its
   rows are grouped one claim per row, a world per part).
 

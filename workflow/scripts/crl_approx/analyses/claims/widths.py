@@ -1,5 +1,6 @@
-"""Experiment W's pre-registered predictions W1–W3 (docs/widths.md, 2026-12-01), with what each
-world's grid can decide."""
+"""Experiment W's pre-registered predictions: W1–W3 (docs/widths.md, 2026-12-01) and W4–W7
+(2026-12-04, issue 36; W5 is Table 2's LCGM row read on dimensions, the paper's claim), with what
+each world's grid can decide."""
 
 from __future__ import annotations
 
@@ -9,7 +10,11 @@ from ...numerics.claims import Decidable, How, Kind, Verdict, gate
 from .. import widths_verdicts as wv
 from .base import SHORT, as_verdict, row
 
-REGISTERED = "2026-12-01"
+#: the date each prediction was registered (docs/widths.md)
+REGISTERED = {"W1": "2026-12-01", "W2": "2026-12-01", "W3": "2026-12-01"}
+REGISTERED |= dict.fromkeys(("W4", "W5", "W6", "W7"), "2026-12-04")
+#: the paper's claim among them: Table 2's LCGM row, read on the input dimensions
+PAPER = {"W5": "Table 2, LCGM row: f log²(1/ε), g ε^(−d₂/(4β))"}
 WORLDS = {"lcgm": "LCGM", "gmm": "mixture"}
 #: the verdicts of a grid that cannot decide, and why (the claims row's ``decidable``)
 UNDECIDABLE = {
@@ -19,26 +24,35 @@ UNDECIDABLE = {
 }
 
 
-def _cells(t, world: str) -> str:
-    """Each tower's excess over the widths, "f 0.017 → 0.011, g 0.035 → 0.011 (widths 8 → 128)"
-    (where the towers' widths differ, each tower's are named)."""
+def _ends(t, world: str) -> str:
+    """Each tower's approximation part at its narrowest and widest grid width below the widest
+    cell, "f 0.28 → 0.0012, g 0.64 → 0.0019 (widths 2 → 16)"."""
     w = t["widths"]
-    w = w[w["world"] == world]
-    towers = {tower: c.sort_values("width") for tower, c in w.groupby("tower")}
-    grids = {tuple(int(x) for x in c["width"]) for c in towers.values()}
+    w = w[(w["world"] == world) & w["tower"].isin(["f", "g"]) & ~w["widest"].astype(bool)]
+    parts, grid = [], set()
+    for tower, c in w.sort_values("width").groupby("tower"):
+        parts.append(f"{tower} {c['approx_mean'].iloc[0]:.2g} → {c['approx_mean'].iloc[-1]:.2g}")
+        grid.add((int(c["width"].iloc[0]), int(c["width"].iloc[-1])))
+    if not parts:
+        return ""
+    text = ", ".join(parts)
+    if len(grid) == 1:
+        lo, hi = grid.pop()
+        text += f" (widths {lo} → {hi})"
+    return text
 
-    def curve(c):
-        return " → ".join(f"{e:.2g}" for e in c["excess_mean"])
 
-    if len(grids) == 1:
-        (grid,) = grids
-        return ", ".join(f"{k} {curve(c)}" for k, c in towers.items()) + (
-            " (widths " + " → ".join(map(str, grid)) + ")"
-        )
-    return "; ".join(
-        f"{k} {curve(c)} (widths " + " → ".join(str(int(x)) for x in c["width"]) + ")"
-        for k, c in towers.items()
-    )
+def _floor(t, world: str) -> str:
+    """The world's floor in a few words: "floor 0.0065 (0.0044 at 2× steps)", "floor 4.6e-04"."""
+    f = t["widths_floors"]
+    f = f[f["world"] == world]
+    if f.empty:
+        return ""
+    r = f.iloc[0]
+    text = f"floor {r['floor']:.2g}"
+    if math.isfinite(r["budget_excess"]):
+        text += f" ({r['budget_excess']:.2g} at 2× steps)"
+    return text
 
 
 def _budget(t, config) -> str:
@@ -58,62 +72,82 @@ def _budget(t, config) -> str:
     return f"; {config['train']['width']} unconverged (2× budget: cos² {moved})"
 
 
-#: the id of the check that is not a prediction (the estimation error of the LCGM's pairs)
-DATA_CHECK = "data check"
-
-
-def _data_check(r) -> dict:
-    return row(
-        id="W data check",
-        statement="LCGM: the pairs' estimation error at the widest cell lies below the smallest ε",
-        kind=Kind.POST_HOC,
-        how=How.OURS,
-        measured=f"estimation error ≈ {r.value:.3g}"
-        + (f" [{r.lo:.3g}, {r.hi:.3g}]" if math.isfinite(r.lo) else " (one seed: no interval)"),
-        value=r.value,
-        lo=r.lo,
-        hi=r.hi,
-        paper="— (a check of ours)",
-        verdict=as_verdict(r.verdict),
-        reading="doubling the pairs at the widest cell measures it",
-        section="widths",
-        table="widths_verdicts",
-        column="value, lo, hi, verdict",
-    )
-
-
-def claims(t, config) -> list[dict]:
+def _dim_parts(t, predicate) -> list[tuple[str, Verdict]]:
+    """W5's and W6's parts from the dimension sweep's table: (label, the part's verdict)."""
     out = []
-    for r in t["widths_verdicts"].itertuples():
-        if r.prediction == DATA_CHECK:
-            out.append(_data_check(r))
+    for r in t["widths_dims"].to_dict("records"):
+        grows = predicate(r["tower"])
+        if grows is None:
             continue
-        reason = UNDECIDABLE.get(r.verdict)
-        verdict = Verdict.UNRESOLVED if reason else as_verdict(r.verdict)
-        reading = _cells(t, r.world)
-        if r.world == "gmm" and (budget := _budget(t, config)):
+        part = wv._dim_part(r | {"converged": r["converged"] in (True, "True")}, grows)
+        out.append((f"{r['tower']}, d={r['d']}", part))
+    return out
+
+
+def _dims(t, towers) -> str:
+    """The dimension sweep in a few words: "g ×1.1, f ×0.93 from d 16 to 64 (c = 1.5)"."""
+    d = t["widths_dims"]
+    d = d[d["tower"].isin(towers)]
+    if d.empty:
+        return "no dimension sweep"
+    each = [
+        f"{r['tower']} ×{r['ratio']:.2g}" if math.isfinite(r["ratio"]) else f"{r['tower']} unread"
+        for r in d.to_dict("records")
+    ]
+    r = d.iloc[0]
+    return f"{', '.join(each)} from d {r['d0']} to {r['d']} (c = {r['factor_c']:.2g})"
+
+
+def _reading(t, r, config) -> tuple[str, Verdict]:
+    """The data's reading of one prediction in a few words, and its verdict (the mixture's
+    readings gated by the reused cell's 2× budget check, W3's registered rule; a grid that cannot
+    decide is unresolved)."""
+    verdict = Verdict.UNRESOLVED if r.verdict in UNDECIDABLE else as_verdict(r.verdict)
+    if r.prediction in ("W5", "W6"):
+        return _dims(t, ("f", "g") if r.prediction == "W5" else ("g",)), verdict
+    if r.prediction == "W4":
+        return _floor(t, "lcgm") + "; " + _ends(t, "lcgm"), verdict
+    reading = _ends(t, r.world)
+    if r.world == "gmm":
+        reading = f"{_floor(t, 'gmm')}; above it {reading}"
+        if budget := _budget(t, config):
             # the reused cell at train.width did not converge (its 2x budget moves it): neither a
             # miss nor a hit on it is a verdict; the rule's own reading is kept beside it
             registered, verdict = verdict, gate(verdict, converged=False)
             if registered != verdict:
                 budget += f"; rule: {SHORT[registered]}"
             reading += budget
+    return reading, verdict
+
+
+def claims(t, config) -> list[dict]:
+    out = []
+    for r in t["widths_verdicts"].itertuples():
+        reason = UNDECIDABLE.get(r.verdict)
+        reading, verdict = _reading(t, r, config)
+        parts = ()
+        if r.prediction == "W5":
+            parts = _dim_parts(t, lambda tower: tower == "g")
+        elif r.prediction == "W6":
+            parts = _dim_parts(t, lambda tower: False if tower == "g" else None)
+        paper = PAPER.get(r.prediction)
         out.append(
             row(
                 id=r.prediction,
                 statement=f"{WORLDS.get(r.world, r.world)}: {r.statement}",
-                kind=Kind.PREDICTION,
-                registered=REGISTERED,
+                kind=Kind.PAPER if paper else Kind.PREDICTION,
+                registered=REGISTERED[r.prediction],
                 how=How.OURS,
                 measured=r.measured,
                 value=r.value,
                 lo=r.lo,
                 hi=r.hi,
-                paper="— (our prediction, from Table 2)",
+                paper=paper or "— (our prediction, from Table 2)",
                 verdict=verdict,
                 decidable=Decidable.NO if reason else "",
                 why=reason or "",
                 reading=reading,
+                parts=parts,
                 section="widths",
                 table="widths_verdicts",
                 column="measured, verdict",
