@@ -283,13 +283,19 @@ def dim_rows(eps, fits, design: dict, levels, level) -> list[dict]:
     return rows
 
 
-def _dim_text(r) -> str:
-    if not math.isfinite(r["ratio"]):
-        return f"{r['tower']}: no level read at both d"
-    return (
-        f"{r['tower']}: w({r['d']})/w({r['d0']}) = {r['ratio']:.3g} "
-        f"[{r['ratio_lo']:.3g}, {r['ratio_hi']:.3g}] (c = {r['factor_c']:.3g})"
+def _dim_text(rows: list[dict]) -> str:
+    """ "f ×0.95 [0.81, 1.1], g ×1.1 [0.92, 1.3]; c = 1.5 (d 16 → 64)": w(d)/w(d₀) per tower."""
+    each = [
+        f"{r['tower']} ×{r['ratio']:.3g} [{r['ratio_lo']:.3g}, {r['ratio_hi']:.3g}]"
+        if math.isfinite(r["ratio"])
+        else f"{r['tower']}: no level read at both d"
+        for r in rows
+    ]
+    ends = "; ".join(
+        f"c = {r['factor_c']:.3g} (d {r['d0']} → {r['d']})"
+        for r in {(x["d0"], x["d"]): x for x in rows}.values()
     )
+    return ", ".join(each) + f"; {ends}"
 
 
 def _dim_part(r, grows: bool) -> Verdict:
@@ -302,11 +308,8 @@ def _dim_part(r, grows: bool) -> Verdict:
 
 def w5_w6(dims: list[dict]) -> list[dict]:
     """W5 (Table 2: f does not grow beyond c, g does) and W6 (ours: g does not either)."""
-    s5 = (
-        "from d₀ to d (d_x = d_y = d), f's needed width grows by less than log d / log d₀, "
-        "g's by more"
-    )
-    s6 = "from d₀ to d, g's needed width grows by less than log d / log d₀ too"
+    s5 = "from d₀ to d, f's needed width grows less than log d/log d₀, g's more"
+    s6 = "from d₀ to d, g's needed width grows less than log d/log d₀ too"
     if not dims:
         return [
             _no_levels("W5", "lcgm", s5, "no dimension sweep (widths.dim_sweep.dims is empty)"),
@@ -318,8 +321,8 @@ def w5_w6(dims: list[dict]) -> list[dict]:
         _dim_part(r, grows=True) for r in g_rows
     ]
     parts6 = [_dim_part(r, grows=False) for r in g_rows]
-    text5 = "; ".join(_dim_text(r) for r in dims)
-    text6 = "; ".join(_dim_text(r) for r in g_rows)
+    text5 = _dim_text(dims)
+    text6 = _dim_text(g_rows)
     g = g_rows[0]
     conv5 = all(r["converged"] for r in dims)
     conv6 = all(r["converged"] for r in g_rows)
