@@ -212,7 +212,29 @@ BAD_CONFIGS = [
     ("widths_eps_one", {"widths": {"eps": [0.1, 1.0]}}, "widths.eps.1"),
     ("widths_gmm_eps_negative", {"widths": {"gmm_eps": [1e-4, -1e-5]}}, "widths.gmm_eps.1"),
     ("widths_gmm_eps_empty", {"widths": {"gmm_eps": []}}, "widths.gmm_eps"),
-    ("widths_data_check_word", {"widths": {"data_check": "yes"}}, "widths.data_check"),
+    # --- Experiment W's re-registered design (issue 36)
+    ("widths_lcgm_steps_zero", {"widths": {"lcgm_steps": 0}}, "widths.lcgm_steps"),
+    ("widths_lcgm_batch_one", {"widths": {"lcgm_batch": 1}}, "widths.lcgm_batch"),
+    ("widths_budget_check_zero", {"widths": {"budget_check": 0}}, "widths.budget_check"),
+    # the class directions are orthonormal: d >= lcgm.K (8)
+    (
+        "widths_dim_sweep_below_K",
+        {"widths": {"dim_sweep": {"dims": [4]}}},
+        "widths.dim_sweep.dims",
+    ),
+    # the LCGM's own d_x = d_y = 16 is always swept: a repeat of its cells
+    (
+        "widths_dim_sweep_repeats_the_lcgm",
+        {"widths": {"dim_sweep": {"dims": [16]}}},
+        "widths.dim_sweep.dims",
+    ),
+    (
+        "widths_dim_sweep_eps_above_one",
+        {"widths": {"dim_sweep": {"eps": [1.5]}}},
+        "widths.dim_sweep.eps.0",
+    ),
+    # the mixture's floor is the exact rank-D floor, computed at gmm.dims only (1, 2, 4, 8)
+    ("widths_gmm_dim_not_in_gmm_dims", {"widths": {"gmm_dim": 3}}, "widths.gmm_dim"),
     # --- Experiment S (issue 38)
     ("smoothness_beta_too_rough", {"smoothness": {"betas": [0.1, 2.0]}}, "smoothness.betas.0"),
     ("smoothness_beta_above_two", {"smoothness": {"betas": [0.5, 2.5]}}, "smoothness.betas.1"),

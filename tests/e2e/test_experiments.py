@@ -84,34 +84,54 @@ def test_dynamics_budget_check_reads_the_2x_runs(smoke_run):
         assert twice["steps"] == 2 * once["steps"]
 
 
-def test_widths_outputs_reuse_the_default_cell(smoke_run):
-    """Experiment W on the smoke config (train.width 32, grid 8, K = 4, gmm_dim 2). The cell at
-    train.width is the existing run: its excess is the LCGM sweep's held-out excess at D = K and
-    Table 1's population excess at D = gmm_dim, value for value (a retrained or re-scored cell
-    would differ in the last bits). Mutation caught: reading the reused LCGM cell's metrics
-    instead of its probes (no heldout_excess there: the job fails), or a retrained default cell."""
+def test_widths_outputs_reuse_only_the_mixtures_widest_cell(smoke_run):
+    """Experiment W on the smoke config (train.width 32, grid 8, K = 4, d_x = d_y = 8, the
+    dimension sweep at d = 16, gmm_dim 2, lcgm_steps 100, budget_check 2, one seed). The
+    mixture's widest cell is Table 1's run, value for value (a retrained or re-scored cell would
+    differ in the last bits); each LCGM world's widest cell is one trained cell (tower "both")
+    whose file the towers' rows at train.width read, and the LCGM's is trained again at twice the
+    steps. The floors: the LCGM worlds' widest cell, the mixture's exact rank-2 floor; the
+    approximation part is the excess less its world's floor. Mutations caught: a retrained
+    mixture cell, a tower f or g job at train.width, the mixture's floor at another D."""
     tables = smoke_run / "results" / "tables"
     cells = pd.read_csv(tables / "widths.csv")
     runs = pd.read_csv(tables / "widths_runs.csv")
+    floors = pd.read_csv(tables / "widths_floors.csv").set_index("world")
     assert set(cells["width"]) == {8, 32}
+    assert set(cells["world"]) == {"lcgm", "lcgm_d16", "gmm"}
     reused = cells[cells["reused"]]
-    assert set(zip(reused["world"], reused["tower"], strict=True)) == {
-        ("lcgm", "f"),
-        ("lcgm", "g"),
-        ("gmm", "f"),
-        ("gmm", "g"),
-        ("lcgm", "both"),
-    }
-    lcgm = pd.read_csv(tables / "lcgm_probes.csv").set_index("D")
-    for tower in ("f", "g"):
-        row = reused[(reused["world"] == "lcgm") & (reused["tower"] == tower)].iloc[0]
-        assert row["excess_mean"] == lcgm.loc[4, "heldout_excess_mean"]
+    assert set(zip(reused["world"], reused["tower"], strict=True)) == {("gmm", "f"), ("gmm", "g")}
     t1 = pd.read_csv(tables / "table1.csv").set_index(["objective", "D"])
-    gmm = reused[reused["world"] == "gmm"].iloc[0]
-    assert gmm["excess_mean"] == t1.loc[("population", 2), "mlp_excess_risk_mean"]
-    sources = runs[(runs["width"] == 32) & (runs["data"] == "1x")]["source"]
-    assert sources.str.startswith("results/encoders/").all()
+    for row in reused.itertuples():
+        assert row.excess_mean == t1.loc[("population", 2), "mlp_excess_risk_mean"]
+    for r in runs[(runs["width"] == 32) & (runs["budget"] == "1x")].itertuples():
+        if r.world == "gmm":
+            assert r.source.startswith("results/encoders/gmm/objective~population/"), r
+        else:
+            run = f"{r.world}/tower~both/width~32/budget~1x/seed~{r.seed}"
+            assert r.source == f"results/widths/{run}/metrics.json", r
     assert not (smoke_run / "results" / "widths" / "lcgm" / "tower~f" / "width~32").exists()
+    assert not (smoke_run / "results" / "widths" / "gmm" / "tower~both").exists()
+    lcgm = runs[runs["world"] == "lcgm"]
+    two = lcgm[lcgm["budget"] == "2x"]
+    assert set(two["tower"]) == {"both"} and set(two["steps"]) == {200}
+    assert set(lcgm.loc[lcgm["budget"] == "1x", "steps"]) == {100}
+    # the floors and the approximation part above them
+    rank = pd.read_csv(smoke_run / "results" / "gmm" / "rank_floor.csv").set_index("D")
+    assert floors.loc["gmm", "floor"] == rank.loc[2, "rank_d_floor_excess_risk"]
+    for world in ("lcgm", "lcgm_d16"):
+        widest = runs[(runs["world"] == world) & (runs["tower"] == "both")]
+        widest = widest[widest["budget"] == "1x"]
+        assert floors.loc[world, "floor"] == pytest.approx(widest["excess"].mean(), rel=1e-12)
+    assert floors.loc["lcgm", "budget_excess"] == pytest.approx(two["excess"].mean(), rel=1e-12)
+    expected = runs["excess"] - runs["world"].map(floors["floor"])
+    np.testing.assert_allclose(runs["approx"], expected, rtol=1e-12, atol=1e-15)
+    dims = pd.read_csv(tables / "widths_dims.csv")
+    assert sorted(zip(dims["world"], dims["tower"], strict=True)) == [
+        ("lcgm_d16", "f"),
+        ("lcgm_d16", "g"),
+    ]
+    assert set(dims["d0"]) == {8} and set(dims["d"]) == {16}
     verdicts = pd.read_csv(tables / "widths_verdicts.csv")
-    assert list(verdicts["prediction"]) == ["W1", "W2", "W3", "data check"]
+    assert list(verdicts["prediction"]) == ["W1", "W2", "W4", "W5", "W6", "W3", "W7"]
     assert (smoke_run / "results" / "figures" / "widths.svg").stat().st_size > 0

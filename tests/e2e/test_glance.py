@@ -13,8 +13,10 @@ import yaml
 
 pytestmark = pytest.mark.e2e
 
-#: the most rows and the most words of a cell the summary may have (issue 34)
-MAX_ROWS, MAX_WORDS = 24, 20
+#: the most rows and the most words of a cell the summary may have (issue 34: about 20 rows, 24
+#: then; issue 36 registered four predictions more, W4–W7, and retired one post-hoc row, the LCGM
+#: data check: every registered prediction keeps its row, so 27 rows, and the bound is 28)
+MAX_ROWS, MAX_WORDS = 28, 20
 #: the registered predictions of docs/ (each page's "Pre-registered predictions"), by claim id
 REGISTERED = {
     "docs/dynamics.md": [
@@ -24,7 +26,7 @@ REGISTERED = {
         "dynamics LCGM",
     ],
     "docs/experiment_r.md": ["R classes", "R rank", "R halves"],
-    "docs/widths.md": ["W1", "W2", "W3"],
+    "docs/widths.md": ["W1", "W2", "W3", "W4", "W5", "W6", "W7"],
     "docs/smoothness.md": ["S1", "S2", "S3a", "S3b", "S4"],
 }
 

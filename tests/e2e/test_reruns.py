@@ -60,6 +60,18 @@ def test_a_guard_and_a_plot_size_rerun_only_what_reads_them(survey):
     assert survey["lcgm.elbow_fraction"]["reads"] == ["assemble_lcgm"]
 
 
+def test_the_lcgm_pool_reruns_no_width_cell(survey):
+    """Experiment W's LCGM cells train on a fresh stream and draw their validation and probe-test
+    pairs in the job (issue 36): the LCGM pool's size reruns none of them, nor the assembly; the
+    stream's steps rerun every LCGM cell (the LCGM's and the dimension sweep's three, the 2x
+    cell), for their params, and none of the mixture's."""
+    assert not {"train_widths", "assemble_widths"} & set(survey["lcgm.n_train"]["reruns"])
+    steps = [
+        kind for rule, kind in survey["widths.lcgm_steps"]["planned"] if rule == "train_widths"
+    ]
+    assert steps == ["params"] * 7
+
+
 def test_the_plan_does_not_depend_on_the_order_the_run_wrote_its_files(smoke_run):
     """A key that brings in an input (widths.gmm_objective: the sampled pairs) reads as params
     even when the run wrote that input after the job (CI once did, and Snakemake then named only

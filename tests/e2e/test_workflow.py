@@ -105,6 +105,7 @@ E2E_SAMPLE = {
     "lcgm_n_checkpoint_above_n_val",
     "study_without_protocol",
     "towers_beyond_memory",
+    "widths_dim_sweep_below_K",
 }
 SAMPLE = [b for b in BAD_CONFIGS if b[0] in E2E_SAMPLE]
 

@@ -21,7 +21,7 @@ CONFIG = {
     "train": {"default_objective": "population", "width": 128},
     "lcgm": {"K": 8},
     "dynamics": {"alignment_tol": 0.1},
-    "widths": {"gmm_objective": "population", "gmm_dim": 8},
+    "widths": {"gmm_objective": "population", "gmm_dim": 2},
 }
 
 
@@ -170,71 +170,102 @@ def test_a_registered_fail_stays_registered_and_the_reading_names_the_optimum():
     assert row["measured"] == "smallest statistic of the decided D 0.950 (bar 0.90)"
 
 
+def _verdict_row(prediction, world, verdict, value=math.nan) -> dict:
+    return {
+        "prediction": prediction,
+        "world": world,
+        "statement": "s",
+        "measured": "m",
+        "verdict": verdict,
+        "value": value,
+        "lo": math.nan,
+        "hi": math.nan,
+    }
+
+
 def test_a_grid_that_cannot_decide_is_undecidable_with_its_reason():
     verdicts = pd.DataFrame(
         [
-            {
-                "prediction": "W1",
-                "world": "lcgm",
-                "statement": "s",
-                "measured": "m",
-                "verdict": wv.FEWER_WIDTHS,
-                "value": math.nan,
-                "lo": math.nan,
-                "hi": math.nan,
-            },
-            {
-                "prediction": "W3",
-                "world": "gmm",
-                "statement": "s",
-                "measured": "m",
-                "verdict": "fails",
-                "value": math.nan,
-                "lo": math.nan,
-                "hi": math.nan,
-            },
+            _verdict_row("W1", "lcgm", wv.FEWER_WIDTHS),
+            _verdict_row("W3", "gmm", "fails"),
+            _verdict_row("W4", "lcgm", "holds", 1.9),
+            _verdict_row("W5", "lcgm", "unresolved", 1.1),
         ]
     )
+    # the approximation part per cell; the widest cells (train.width) are the floors' runs
     cells = pd.DataFrame(
         [
-            {"world": "gmm", "tower": "f", "width": w, "excess_mean": e}
-            for w, e in ((32, 2e-5), (128, 8e-6))
+            {"world": "gmm", "tower": "f", "width": w, "approx_mean": e, "widest": w == 128}
+            for w, e in ((8, 2e-5), (32, 8e-6), (128, 1e-7))
         ]
-        + [{"world": "lcgm", "tower": "f", "width": 8, "excess_mean": 0.02}]
+        + [
+            {"world": "lcgm", "tower": "f", "width": w, "approx_mean": e, "widest": w == 128}
+            for w, e in ((2, 0.28), (16, 0.0012), (128, 0.0))
+        ]
+    )
+    floors = pd.DataFrame(
+        [
+            {"world": "lcgm", "floor": 0.0065, "budget_excess": 0.0044},
+            {"world": "gmm", "floor": 4.6e-4, "budget_excess": math.nan},
+        ]
+    )
+    dims = pd.DataFrame(
+        [
+            {"world": "lcgm_d64", "tower": t, "d0": 16, "d": 64, "factor_c": 1.5}
+            | {"ratio": r, "converged": True, "reading": reading}
+            for t, r, reading in (("f", 0.93, "below c"), ("g", 1.1, "unresolved"))
+        ]
     )
     dyn = pd.DataFrame(
         [
             {
                 "objective": "population",
-                "D": 8,
+                "D": 2,
                 "budget_agrees": False,
                 "alignment_statistic": 0.1,
                 "alignment_statistic_2b": 0.2,
             }
         ]
     )
-    rows = by_id(
-        widths.claims(Crafted(widths_verdicts=verdicts, widths=cells, dynamics=dyn), CONFIG)
-    )
+
+    def rows_of():
+        t = Crafted(
+            widths_verdicts=verdicts,
+            widths=cells,
+            widths_floors=floors,
+            widths_dims=dims,
+            dynamics=dyn,
+        )
+        return by_id(widths.claims(t, CONFIG))
+
+    rows = rows_of()
     assert rows["W1"]["verdict"] == Verdict.UNRESOLVED
     assert rows["W1"]["decidable"] == "no"
     assert rows["W1"]["why"] == widths.UNDECIDABLE[wv.FEWER_WIDTHS]
+    assert rows["W1"]["reading"] == "f 0.28 → 0.0012 (widths 2 → 16)"
     # the reused width-128 cell did not converge (its 2x budget moves it): no miss on it
     assert rows["W3"]["verdict"] == Verdict.NOT_CONVERGED
     assert rows["W3"]["reading"] == (
-        "f 2e-05 → 8e-06 (widths 32 → 128); 128 unconverged (2× budget: cos² 0.10→0.20); "
-        "rule: fails"
+        "floor 0.00046; above it f 2e-05 → 8e-06 (widths 8 → 32); 128 unconverged "
+        "(2× budget: cos² 0.10→0.20); rule: fails"
     )
-    assert rows["W1"]["reading"] == "f 0.02 (widths 8)"
-    # where the budget agrees, the rule's miss is the verdict
+    # W4 reads the LCGM's floor (and its 2× budget) beside the approximation part
+    assert rows["W4"]["reading"] == (
+        "floor 0.0065 (0.0044 at 2× steps); f 0.28 → 0.0012 (widths 2 → 16)"
+    )
+    assert rows["W4"]["registered"] == "2026-12-04" and rows["W1"]["registered"] == "2026-12-01"
+    # W5 is the paper's claim (Table 2's LCGM row), its parts the towers' readings
+    assert rows["W5"]["kind"] == "the paper's claim" and rows["W4"]["kind"] == (
+        "our pre-registered prediction"
+    )
+    assert rows["W5"]["reading"] == "f ×0.93, g ×1.1 from d 16 to 64 (c = 1.5)"
+    assert rows["W5"]["parts"] == "f, d=64: holds; g, d=64: unresolved"
     # where the budget agrees, or was not measured at that D, the rule's miss is the verdict
     for agrees in (True, math.nan):
         dyn["budget_agrees"] = agrees
-        rows = by_id(
-            widths.claims(Crafted(widths_verdicts=verdicts, widths=cells, dynamics=dyn), CONFIG)
-        )
+        rows = rows_of()
         assert rows["W3"]["verdict"] == Verdict.FAILS
-        assert rows["W3"]["reading"] == "f 2e-05 → 8e-06 (widths 32 → 128)"
+        assert rows["W3"]["reading"] == "floor 0.00046; above it f 2e-05 → 8e-06 (widths 8 → 32)"
 
 
 def test_a_claim_made_of_worlds_is_one_row_showing_its_parts():

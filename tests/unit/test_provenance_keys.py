@@ -87,10 +87,12 @@ def test_every_key_a_tables_rule_reads_is_named_in_its_provenance(registry):
 def test_the_keys_the_hand_kept_registry_missed_are_named(registry):
     """What the registry kept by hand omitted (issue 34): the LCGM design keys Experiment W's
     cells are trained on (train.max_loss, which it also omitted, is now read at run time by the
-    training shims and reruns nothing, common.smk)."""
+    training shims and reruns nothing, common.smk). Since issue 36 the LCGM cells train on a fresh
+    stream: the pool's size is not among their keys, the stream's steps are."""
     tables = provenance.tables(registry["provenance"])
     widths = tables["widths"][2]
-    assert "lcgm.d_x" in widths and "lcgm.n_train" in widths
+    assert "lcgm.d_x" in widths and "widths.lcgm_steps" in widths
+    assert "lcgm.n_train" not in widths
     assert "gmm.mu_x" in widths
     assert "train.lr" in tables["table1"][2] and "train.max_loss" not in tables["table1"][2]
 

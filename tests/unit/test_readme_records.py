@@ -1,6 +1,8 @@
 """What README prints of the benchmark records (crl_approx.render.records), on crafted records whose
 answers are worked out by hand here, not by the module."""
 
+import math
+
 import pytest
 
 from crl_approx.render import records
@@ -138,15 +140,21 @@ def test_the_digits_budget_counts_and_ratio():
     assert (d["cells"], d["moved"], d["resolved"], d["beyond_tolerance"]) == (3, 1, 2, 1)
 
 
-def test_the_width_grid_cells_read_from_their_paths():
-    record = {
-        "job_times": {
-            "gmm/tower~f/width~4/data~1x": {"s": 50.4, "trained_here": True},
-            "lcgm/tower~g/width~16/data~2x": {"s": 80.0, "trained_here": False},
-        }
+def test_a_rules_share_of_the_runs_cpu_time():
+    """Experiment W's share of the run (the README's cost of the width sweep): the named rules'
+    own CPU time over every job's, their job count and job time; a rule the run did not have
+    counts as none. Known answers: (30 + 2) / 100, 3 + 1 jobs, 40 + 3 s."""
+    rules = {
+        "train_widths": {"cpu_s": 30.0, "jobs": 3, "job_s": 40.0},
+        "assemble_widths": {"cpu_s": 2.0, "jobs": 1, "job_s": 3.0},
+        "train_encoder": {"cpu_s": 68.0, "jobs": 2, "job_s": 80.0},
     }
-    w = records.widths_grid(record)
-    mixture = {"world": "mixture", "tower": "f", "width": "4", "doubled": False}
-    lcgm = {"world": "LCGM", "tower": "g", "width": "16", "doubled": True}
-    assert w["cells"] == [mixture | {"s": 50.4, "found": False}, lcgm | {"s": 80.0, "found": True}]
-    assert (w["trained"], w["trained_s"], w["reused"], w["reused_s"]) == (1, 50.4, 1, 80.0)
+    s = records.share(rules, "train_widths", "assemble_widths", "plot_widths")
+    assert s == {
+        "cpu_s": 32.0,
+        "total_cpu_s": 100.0,
+        "share": pytest.approx(0.32),
+        "jobs": 4,
+        "job_s": 43.0,
+    }
+    assert math.isnan(records.share({}, "train_widths")["share"])

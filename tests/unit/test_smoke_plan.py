@@ -15,16 +15,19 @@ def test_the_plan_follows_the_config(smoke_plan):
     # default objective, the LCGM sweep (one objective)
     extra_scores = len([s for s in c["ablation"]["scores"] if s != c["train"]["score"]])
     train_encoder = objectives * gmm_dims + extra_scores * gmm_dims + len(c["lcgm"]["dims"])
-    # Experiment W: every width of widths.grid but train.width (reused), each tower; the data check
-    # trains the LCGM's widest width on twice the pairs (on the configured pairs it is the reused
-    # cell when that width is train.width)
-    w = c["widths"]
-    widths = sum(
-        len([x for x in w["grid"][world] if x != c["train"]["width"]]) * len(w["towers"])
-        for world in w["grid"]
-    )
-    widest = max([*w["grid"]["lcgm"], c["train"]["width"]])
-    widths += (1 + (widest != c["train"]["width"])) if w["data_check"] else 0
+    # Experiment W (widths_cells()): per LCGM world (the LCGM and one per d of
+    # widths.dim_sweep.dims) each tower's grid widths but train.width and one widest cell (both
+    # towers at train.width, shared by the towers' sweeps), the LCGM's widest cell again at
+    # budget_check × the steps when budget_check > 1; on the mixture each tower's grid widths but
+    # train.width (its widest cell is Table 1's run, reused)
+    w, width = c["widths"], c["train"]["width"]
+
+    def narrower(world):
+        return len([x for x in w["grid"].get(world, []) if x != width]) * len(w["towers"])
+
+    lcgm_worlds = (1 + len(w["dim_sweep"]["dims"])) if "lcgm" in w["grid"] else 0
+    widths = lcgm_worlds * (narrower("lcgm") + 1) + narrower("gmm")
+    widths += int(lcgm_worlds > 0 and w["budget_check"] > 1)
     digits = sum(len(g["dims"]) for g in c["digits"]["groupings"]) + len(c["digits"]["halves_dims"])
     s = c["smoothness"]
     expected = {

@@ -1,6 +1,8 @@
-"""Experiment W: the width-to-ε inversion against a known answer, the shape test on synthetic
-polylog and power curves, the per-tower widths of the towers, the reuse of the default-width cell
-(a dry run's job counts) and the verdicts' convergence gate."""
+"""Experiment W: the width-to-ε inversion against a known answer (with the world's reading limit),
+the shape test on synthetic polylog and power curves, the per-tower widths of the towers, the
+cells a dry run plans (only the mixture's widest cell reused), each world's floor and the
+approximation part above it on crafted runs, the verdicts W1–W7 on crafted tables whose answers
+are known without the code, and the verdicts' convergence gate."""
 
 import math
 import re
@@ -9,9 +11,11 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from scipy import stats
 
 from conftest import REPO, run_snakemake
-from crl_approx.analyses import widths_verdicts
+from crl_approx.analyses import widths as aw
+from crl_approx.analyses import widths_verdicts as av
 from crl_approx.numerics import widths as wn
 from crl_approx.training.towers import build_model
 
@@ -113,89 +117,129 @@ def test_a_miss_on_unconverged_runs_is_unresolved_not_a_failure():
     """W3 (both towers saturate by 32) fails when g's saturation lies at ≥ 128; on runs that did
     not converge the same numbers are "unresolved: not converged". Mutation caught: dropping
     the gate."""
-    assert widths_verdicts.w3(_fits("saturated", "not saturated", True))["verdict"] == "fails"
-    gated = widths_verdicts.w3(_fits("saturated", "not saturated", False))["verdict"]
+    assert av.w3(_fits("saturated", "not saturated", True))["verdict"] == "fails"
+    gated = av.w3(_fits("saturated", "not saturated", False))["verdict"]
     assert gated == "unresolved: not converged"
-    assert widths_verdicts.w2(_fits("saturated", "not saturated", True))["verdict"] == "holds"
+    assert av.w2(_fits("saturated", "not saturated", True))["verdict"] == "holds"
 
 
-def test_the_default_width_cell_is_reused_not_retrained(tmp_path):
-    """A dry run of the smoke config plans one train_widths job per narrower width, tower and
-    world, plus the data check on twice the pairs, and none at train.width on the configured
-    pairs: that cell is train_encoder's run. Mutation caught: widths_reused returning False (the
-    count becomes 7 and a width~32/data~1x job appears)."""
+def test_the_plan_trains_each_cell_once_and_reuses_only_the_mixtures_widest(tmp_path):
+    """A dry run of the smoke config plans, per LCGM world (the LCGM and one per d of
+    widths.dim_sweep.dims), one train_widths job per narrower width and tower and one widest cell
+    (tower "both" at train.width, which the towers' sweeps share), the widest LCGM cell again at
+    widths.budget_check × the steps, and on the mixture one job per narrower width and tower: its
+    widest cell is train_encoder's run (Table 1's), reused. No LCGM pool is made for the sweep:
+    its cells draw their pairs in the job. Mutations caught: a tower f or g job at train.width
+    (widths_file not mapping it to the shared cell) and the LCGM's cells reading
+    results/data/lcgm (both seen failing), the mixture's widest cell retrained."""
+    from crl_approx.config.reruns import merged
+
     smoke = REPO / "config" / "smoke.yaml"
+    c = merged(smoke)
+    w, width = c["widths"], c["train"]["width"]
+    narrower = {
+        k: len([x for x in v if x != width]) * len(w["towers"]) for k, v in w["grid"].items()
+    }
+    lcgm_worlds = 1 + len(w["dim_sweep"]["dims"])
+    expected = lcgm_worlds * (narrower["lcgm"] + 1) + (w["budget_check"] > 1) + narrower["gmm"]
+    assert expected == 9  # smoke: (2 + 1) × 2 LCGM worlds, the 2x cell, the mixture's 2
     proc = run_snakemake(tmp_path, "-n", "--configfile", str(smoke), "--", "assemble_widths")
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
     count = re.search(r"^train_widths\s+(\d+)$", out, re.M)
-    assert count and int(count.group(1)) == 5  # lcgm f, g at 8; gmm f, g at 8; the 2x check
-    assert "width~32/data~1x" not in out
-    assert "width~32/data~2x" in out
-    reused = "results/encoders/lcgm/objective~samples/score~inner/dim~4/seed~0/metrics.json"
-    assert reused in out  # the reused cell's file is train_encoder's output
+    assert count and int(count.group(1)) == expected
+    assert not re.search(rf"tower~[fg]/width~{width}/", out)
+    for world in ("lcgm", *(f"lcgm_d{d}" for d in w["dim_sweep"]["dims"])):
+        assert f"results/widths/{world}/tower~both/width~{width}/budget~1x/seed~0/" in out
+    assert f"results/widths/lcgm/tower~both/width~{width}/budget~2x/seed~0/" in out
+    assert "results/widths/gmm/tower~both" not in out
+    reused = "results/encoders/gmm/objective~population/score~inner/dim~2/seed~0/metrics.json"
+    assert reused in out  # the mixture's widest cell is train_encoder's output
+    assert "results/encoders/lcgm/" not in out and "results/data/lcgm/" not in out
+    assert "make_widths_data" not in out
 
 
-def _synthetic_runs(curves: dict, two_x=None, seeds=(0, 1, 2), falling=()) -> pd.DataFrame:
-    """A runs table as analyses.widths.runs_table writes it: ``curves[(world, tower)]`` maps a
-    width to its seed-mean excess (1 % seed spread); converged validation histories (best
-    checkpoint mid-run) except for the cells (world, tower, width, data) in ``falling``, whose
-    validation loss still falls at the end; ``two_x``: the LCGM widest cell's excess on twice
-    the pairs."""
+# --- synthetic runs and the assembly --------------------------------------------------------------
+CONVERGED = [2.0, 1.5, 1.2, 1.1, 1.05, 1.0, 1.02, 1.01, 1.03, 1.02]
+STILL_FALLING = [2.0, 1.8, 1.6, 1.4, 1.2, 1.0, 0.8, 0.6, 0.4, 0.2]
+DESIGN = {"beta": 4.0, "lcgm": {"d1": 16, "d2": 16}, "gmm": {"d1": 1, "d2": 1}}
+
+
+def _run_row(world, tower, width, budget, seed, excess, hist=CONVERGED) -> dict:
+    """One row as analyses.widths.runs_table writes it."""
+    return {
+        "world": world,
+        "tower": tower,
+        "width": width,
+        "budget": budget,
+        "seed": seed,
+        "excess": excess,
+        "final_val_loss": 1.02,
+        "steps": 100,
+        "val_losses": hist,
+        "source": "synthetic",
+    }
+
+
+def _synthetic_runs(curves: dict, seeds=(0, 1, 2), falling=(), floors=None) -> pd.DataFrame:
+    """A runs table: ``curves[(world, tower)]`` maps a width to its seed-mean excess above
+    ``floors[world]`` (0 where not given), with a 1 % seed spread on that part; converged
+    validation histories (best checkpoint mid-run) except for the cells (world, tower, width) in
+    ``falling``, whose validation loss still falls at the end."""
     rows = []
-    converged = [2.0, 1.5, 1.2, 1.1, 1.05, 1.0, 1.02, 1.01, 1.03, 1.02]
-    still_falling = [2.0, 1.8, 1.6, 1.4, 1.2, 1.0, 0.8, 0.6, 0.4, 0.2]
-    cells = [(k[0], k[1], w, "1x", v) for k, c in curves.items() for w, v in c.items()]
-    if two_x is not None:
-        one, two, width = two_x
-        cells += [("lcgm", "both", width, "1x", one), ("lcgm", "both", width, "2x", two)]
-    for world, tower, width, data, v in cells:
-        hist = still_falling if (world, tower, width, data) in falling else converged
-        for s in seeds:
-            rows.append(
-                {
-                    "world": world,
-                    "tower": tower,
-                    "width": width,
-                    "data": data,
-                    "seed": s,
-                    "excess": v * (1 + 0.01 * (s - 1)),
-                    "final_val_loss": 1.02,
-                    "steps": 100,
-                    "val_losses": hist,
-                    "source": "synthetic",
-                }
-            )
+    for (world, tower), c in curves.items():
+        base = (floors or {}).get(world, 0.0)
+        for width, v in c.items():
+            hist = STILL_FALLING if (world, tower, width) in falling else CONVERGED
+            for s in seeds:
+                excess = base + v * (1 + 0.01 * (s - 1))
+                rows.append(_run_row(world, tower, width, "1x", s, excess, hist))
     return pd.DataFrame(rows)
 
 
-def _assemble(runs, eps_levels):
-    from crl_approx.analyses import widths as aw
-    from crl_approx.analyses import widths_verdicts as av
+def _floor_table(floors: dict) -> pd.DataFrame:
+    """A floors table with the given floor per world and no reading limit."""
+    return pd.DataFrame([{"world": k, "floor": v, "read_limit": 0.0} for k, v in floors.items()])
 
-    cells = aw.cell_table(runs, 128)
-    sweeps = sorted(
-        {(w, t) for w, t in zip(runs["world"], runs["tower"], strict=True) if t != "both"}
-    )
-    eps = pd.DataFrame([r for s in sweeps for r in aw.eps_rows(runs, *s, eps_levels)])
-    theory = {"beta": 4.0, "lcgm": {"d1": 16, "d2": 16}, "gmm": {"d1": 1, "d2": 1}}
-    fits = pd.DataFrame([aw.fit_row(runs, cells, *s, eps_levels, 0.95, theory) for s in sweeps])
-    return av.verdicts(fits, eps, runs, cells, 0.95).set_index("prediction")
+
+def _assemble(runs, eps_levels, floors=None, design=DESIGN, gmm_eps=(1e-4, 3e-5, 1e-5)):
+    """The assembly's tables on synthetic runs: (eps, fits, dims, verdicts by prediction). The
+    floors default to 0 on every world but the mixture (1e-9), so the approximation part is the
+    excess and every level is read: the verdicts' logic, apart from the floors."""
+    worlds = list(dict.fromkeys(runs["world"]))
+    floors = floors or {k: 0.0 if aw.is_lcgm(k) else 1e-9 for k in worlds}
+    floor_table = _floor_table(floors)
+    runs = aw.with_approximation(runs, floor_table)
+    table = aw.cell_table(runs, 128)
+    cells = sorted({(r.world, r.tower, r.width, r.budget) for r in runs.itertuples()})
+    config = {
+        "eps": list(eps_levels),
+        "gmm_eps": list(gmm_eps),
+        "ci_level": 0.95,
+        "dim_sweep": {"eps": list(eps_levels)},
+    }
+    eps, fits, dims, verdicts = av.tables(runs, table, cells, config, design, floor_table)
+    return eps, fits, dims, verdicts.set_index("prediction")
 
 
 def test_the_assembly_runs_end_to_end_on_a_three_width_sweep():
-    """fit_row, eps_rows and the verdicts on a small synthetic sweep (three widths per LCGM tower,
-    two per mixture tower). Mutation caught (seen failing): a
-    keyword the saturation rule no longer takes (the assembly crashed on main)."""
+    """tables (eps_rows, fit_row, the dimension sweep, the verdicts) on a small synthetic sweep
+    (three widths per LCGM tower, two per mixture tower): every prediction W1–W7 has its row, the
+    LCGM's first, W5 and W6 unresolved without a dimension sweep. Mutation caught (seen failing):
+    a keyword the saturation rule no longer takes (the assembly crashed on main)."""
     curves = {
         ("lcgm", "f"): {8: 0.04, 32: 0.02, 128: 0.01},
         ("lcgm", "g"): {8: 0.2, 32: 0.05, 128: 0.0125},
         ("gmm", "f"): {32: 1e-5, 128: 1e-5},
         ("gmm", "g"): {32: 1e-5, 128: 1e-5},
     }
-    v = _assemble(_synthetic_runs(curves), [0.1, 0.05, 0.02, 0.01])
-    assert list(v.index) == ["W1", "W2", "W3"]
+    _, _, dims, v = _assemble(_synthetic_runs(curves), [0.1, 0.05, 0.02, 0.01])
+    assert list(v.index) == ["W1", "W2", "W4", "W5", "W6", "W3", "W7"]
     assert v.loc["W3", "verdict"] == "holds"  # flat mixture curves saturate by 32
+    assert dims.empty
+    for w in ("W5", "W6"):
+        assert v.loc[w, "verdict"] == "unresolved"
+        assert "no dimension sweep" in v.loc[w, "measured"]
 
 
 def test_w1_counts_no_growth_only_for_a_tower_that_reaches_what_the_other_reaches():
@@ -207,43 +251,25 @@ def test_w1_counts_no_growth_only_for_a_tower_that_reaches_what_the_other_reache
         ("lcgm", "f"): {8: 0.04, 32: 0.04, 128: 0.04},
         ("lcgm", "g"): {8: 0.2, 32: 0.03, 128: 0.004},
     }
-    v = _assemble(_synthetic_runs(curves), [0.1, 0.05, 0.02, 0.01, 0.005])
+    v = _assemble(_synthetic_runs(curves), [0.1, 0.05, 0.02, 0.01, 0.005])[3]
     assert v.loc["W1", "verdict"] == "unresolved: too few ε reached inside the grid"
 
 
-@pytest.mark.parametrize(("two", "verdict"), [(0.009, "holds"), (0.004, "fails")])
-def test_the_data_check_reads_the_estimation_error_not_the_removed_part(two, verdict):
-    """If the estimation error falls like 1/n, doubling the pairs removes half of it: the error at
-    1x is twice the removed part. The widest cell's excess 0.0095 (the smallest ε reached: 0.01);
-    removing 0.0055 (→ 0.004) leaves an error of ~0.011 at 1x, above 0.01: "fails". Mutation
-    caught (seen failing): comparing the removed part itself with ε (0.0055 < 0.01: "holds")."""
-    curves = {
-        ("lcgm", "f"): {8: 0.04, 32: 0.02, 128: 0.0095},
-        ("lcgm", "g"): {8: 0.2, 32: 0.05, 128: 0.0095},
-    }
-    v = _assemble(_synthetic_runs(curves, two_x=(0.0095, two, 128)), [0.1, 0.05, 0.02, 0.01])
-    assert v.loc["data check", "verdict"] == verdict
-
-
 def test_each_world_is_read_on_its_own_ladder():
-    """The mixture's excess lies far below the LCGM's, so it has its own ladder (widths.gmm_eps).
-    On a mixture curve 1e-3 / w (widths 4 … 128) the width for ε = 1e-4 is 10 exactly (log-log
-    interpolation is exact on a power law) and the growth exponent is 1; the LCGM keeps
-    widths.eps. Mutation caught (seen failing): the mixture read on widths.eps (every level
-    reached at the smallest width, no row at 1e-4)."""
-    from crl_approx.analyses import widths as aw
-    from crl_approx.analyses import widths_verdicts as av
-
+    """The mixture's approximation part lies far below the LCGM's, so it has its own ladder
+    (widths.gmm_eps). On a mixture curve floor + 1e-3 / w (widths 4 … 128) the width for
+    ε = 1e-4 is 10 exactly (log-log interpolation is exact on a power law, and the floor is
+    subtracted) and the growth exponent is 1; the LCGM keeps widths.eps. Mutations caught (seen
+    failing): the mixture read on widths.eps (every level reached at the smallest width, no row
+    at 1e-4); the excess read instead of the approximation part (10 becomes ≈ 11)."""
+    floors = {"lcgm": 0.0, "gmm": 1e-5}
     curves = {
         ("lcgm", "f"): {8: 0.04, 32: 0.02, 128: 0.01},
         ("lcgm", "g"): {8: 0.2, 32: 0.05, 128: 0.0125},
         ("gmm", "f"): {w: 1e-3 / w for w in (4, 8, 32, 128)},
     }
-    runs = _synthetic_runs(curves)
-    cells = sorted({(r.world, r.tower, r.width, r.data) for r in runs.itertuples()})
-    config = {"eps": [0.1, 0.03, 0.01], "gmm_eps": [1e-4, 3e-5, 1e-5], "ci_level": 0.95}
-    theory = {"beta": 4.0, "lcgm": {"d1": 16, "d2": 16}, "gmm": {"d1": 1, "d2": 1}}
-    eps, fits, _ = av.tables(runs, aw.cell_table(runs, 128), cells, config, theory)
+    runs = _synthetic_runs(curves, floors=floors)
+    eps, fits, _, _ = _assemble(runs, [0.1, 0.03, 0.01], floors=floors)
     mix = eps[eps["world"] == "gmm"].set_index("eps")
     assert list(mix.index) == [1e-4, 3e-5, 1e-5]
     assert mix.loc[1e-4, "status"] == "reached"
@@ -276,9 +302,9 @@ def test_w3_fails_on_one_converged_tower_whatever_the_other_did():
     at once ("unresolved: not converged")."""
     fits = _fits("unresolved", "not saturated", True)
     fits.loc[fits["tower"] == "f", "converged"] = False
-    assert widths_verdicts.w3(fits)["verdict"] == "fails"
+    assert av.w3(fits)["verdict"] == "fails"
     fits.loc[fits["tower"] == "g", "converged"] = False
-    assert widths_verdicts.w3(fits)["verdict"] == "unresolved: not converged"
+    assert av.w3(fits)["verdict"] == "unresolved: not converged"
 
 
 def test_w1_needs_three_widths():
@@ -287,40 +313,22 @@ def test_w1_needs_three_widths():
     (q_f = 0) and g's one segment holds every level, so without the guard W1 would "hold".
     Mutation caught (seen failing): dropping the three-width guard."""
     curves = {("lcgm", "f"): {8: 0.005, 128: 0.004}, ("lcgm", "g"): {8: 0.2, 128: 0.002}}
-    v = _assemble(_synthetic_runs(curves), [0.1, 0.05, 0.02, 0.01])
+    v = _assemble(_synthetic_runs(curves), [0.1, 0.05, 0.02, 0.01])[3]
     assert v.loc["W1", "verdict"] == "unresolved: fewer than three widths"
 
 
-def test_the_data_check_is_gated_by_convergence():
-    """A data check on runs whose validation loss still falls says nothing about estimation
-    error: "unresolved: not converged", not "holds". Mutation caught (seen failing): the check
-    without the gate."""
-    curves = {
-        ("lcgm", "f"): {8: 0.04, 32: 0.02, 128: 0.0095},
-        ("lcgm", "g"): {8: 0.2, 32: 0.05, 128: 0.0095},
-    }
-    runs = _synthetic_runs(curves, two_x=(0.0095, 0.009, 128))
-    assert _assemble(runs, [0.1, 0.05, 0.02, 0.01]).loc["data check", "verdict"] == "holds"
-    runs = _synthetic_runs(
-        curves, two_x=(0.0095, 0.009, 128), falling={("lcgm", "both", 128, "2x")}
-    )
-    verdict = _assemble(runs, [0.1, 0.05, 0.02, 0.01]).loc["data check", "verdict"]
-    assert verdict == "unresolved: not converged"
-
-
 def test_table2_curve_goes_through_the_narrowest_converged_cell():
-    """The Table 2 shape is scaled through the narrowest converged cell at or below the smallest ε
-    the tower keeps, not the reused widest one (on the LCGM that cell's excess is mostly
-    estimation error), and a power law through it is the known curve e0·(w/w0)^(−1/q).
-    Mutations caught (seen failing): anchoring at the reused cell at train.width; ignoring ε."""
+    """The Table 2 shape is scaled through the narrowest converged cell whose approximation part
+    is at or below the smallest ε the tower keeps, not the widest one (whose approximation part
+    is the floor's noise), and a power law through it is the known curve e0·(w/w0)^(−1/q).
+    Mutations caught (seen failing): anchoring at the widest cell; ignoring ε."""
     from crl_approx.figures.widths import anchor, table2_curve
 
     sub = pd.DataFrame(
         {
             "width": [4, 8, 32, 128],
-            "excess_mean": [0.3, 0.05, 0.02, 0.03],
+            "approx_mean": [0.3, 0.05, 0.02, 0.03],
             "converged": [False, True, True, True],
-            "reused": [False, False, False, True],
         }
     )
     assert anchor(sub) == (8.0, 0.05)
@@ -346,20 +354,6 @@ def test_growth_is_fitted_seed_by_seed_on_the_levels_every_seed_keeps():
     assert fit["exponent"] == pytest.approx(0.75, rel=1e-9)
 
 
-def test_the_data_check_compares_with_levels_kept_not_levels_lost():
-    """f crosses 0.01 at width 32 and loses it at 128: the smallest ε kept is 0.02. An estimation
-    error of ~0.015 (twice 0.0075 removed) lies below 0.02 ("holds"), but above the lost 0.01.
-    Mutation caught (seen failing): the smallest level merely crossed ("fails")."""
-    curves = {
-        ("lcgm", "f"): {8: 0.04, 32: 0.009, 128: 0.012},
-        ("lcgm", "g"): {8: 0.2, 32: 0.05, 128: 0.012},
-    }
-    runs = _synthetic_runs(curves, two_x=(0.012, 0.0045, 128))
-    v = _assemble(runs, [0.1, 0.05, 0.02, 0.01])
-    assert v.loc["data check", "verdict"] == "holds"
-    assert "smallest ε reached and kept, 0.02" in v.loc["data check", "measured"]
-
-
 def test_w1_does_not_read_an_exponent_off_one_grid_segment():
     """Three widths, but every level g reaches lies between 8 and 32: its exponent is that one
     segment's slope, a power law by construction, and f (every level at the smallest width)
@@ -369,7 +363,7 @@ def test_w1_does_not_read_an_exponent_off_one_grid_segment():
         ("lcgm", "f"): {8: 0.005, 32: 0.004, 128: 0.003},
         ("lcgm", "g"): {8: 0.2, 32: 0.002, 128: 0.001},
     }
-    v = _assemble(_synthetic_runs(curves), [0.1, 0.05, 0.02, 0.01])
+    v = _assemble(_synthetic_runs(curves), [0.1, 0.05, 0.02, 0.01])[3]
     assert v.loc["W1", "verdict"] == "unresolved: the levels lie on one log-log segment"
 
 
@@ -380,5 +374,288 @@ def test_w2_needs_three_widths():
     guard."""
     curves = {("lcgm", "f"): {8: 0.017, 128: 0.0114}, ("lcgm", "g"): {8: 0.034, 128: 0.0114}}
     runs = _synthetic_runs(curves)
-    v = _assemble(runs, [0.1, 0.03, 0.01])
+    v = _assemble(runs, [0.1, 0.03, 0.01])[3]
     assert v.loc["W2", "verdict"] == "unresolved: fewer than three widths"
+
+
+# --- the floors and the approximation part (issue 36) ---------------------------------------------
+#: the LCGM worlds' curves: excess = floor + c·w^(−a) below the widest width (the towers' own c)
+A, C = 0.8, {"f": 0.5, "g": 0.8}
+LCGM_FLOORS = {"lcgm": [0.0039, 0.0040, 0.0041], "lcgm_d64": [0.0019, 0.0020, 0.0021]}
+#: the LCGM's widest cell at twice the steps: each seed's floor less these
+DROPS = [0.0005, 0.0006, 0.0007]
+#: the exact best rank-D excess per D (compute_rank_floor's columns), and the mixture's curve
+RANK_FLOOR = pd.DataFrame(
+    {"D": [1, 2, 4, 8], "rank_d_floor_excess_risk": [0.3, 4.6e-4, 2.0e-6, 1.0e-9]}
+)
+GMM_ABOVE = [1e-6, 2e-6, 3e-6]  # the widest mixture cell above the rank-2 floor, per seed
+GMM_C, GMM_A = 1e-3, 2.0
+
+
+def _floored_runs() -> pd.DataFrame:
+    """Runs as runs_table reads them for the cells widths_cells() lists: each LCGM world's towers
+    f, g at widths 2, 4, 8, 16 and at 128 (train.width: the shared widest cell, tower "both",
+    whose file the towers' rows at 128 read), the LCGM's widest cell at 2x; the mixture's towers
+    at 1, 2, 4, 8 and 128 (the reused run) at D = 2. Excess = floor + c·w^(−a) exactly below
+    the widest width, the floor at it."""
+    rows = []
+    for world, floor in LCGM_FLOORS.items():
+        for s, f_s in enumerate(floor):
+            for tower in ("f", "g"):
+                for w in (2, 4, 8, 16):
+                    rows.append(_run_row(world, tower, w, "1x", s, f_s + C[tower] * w**-A))
+                rows.append(_run_row(world, tower, 128, "1x", s, f_s))
+            rows.append(_run_row(world, "both", 128, "1x", s, f_s))
+            if world == "lcgm":
+                rows.append(_run_row(world, "both", 128, "2x", s, f_s - DROPS[s]))
+    exact = 4.6e-4
+    for s, above in enumerate(GMM_ABOVE):
+        for tower in ("f", "g"):
+            for w in (1, 2, 4, 8):
+                rows.append(_run_row("gmm", tower, w, "1x", s, exact + GMM_C * w**-GMM_A))
+            rows.append(_run_row("gmm", tower, 128, "1x", s, exact + above))
+    return pd.DataFrame(rows)
+
+
+def test_each_worlds_floor_its_budget_drop_and_its_reading_limit():
+    """Known answers: the LCGM floor is the seeds' mean of the widest "both" 1x cell (0.004), the
+    budget drop the seeds' mean of (1x − 2x) paired by seed (0.0006) with the Student-t interval
+    0.0006 ± t(0.975, 2)·0.0001/√3, the reading limit max(floor, drop / 0.1) = 0.006, on the
+    dimension sweep's world too (its floor 0.002, the LCGM's drop); the mixture's floor is the
+    exact rank-2 floor of the rank table at D = widths.gmm_dim (4.6e-4), its limit the widest
+    cell's excess above it (2e-6). Mutations caught (seen failing): the floor from the 2x cell;
+    the drop of the wrong sign; the limit without the drop; the rank table's first row instead of
+    D = gmm_dim."""
+    table = aw.floors(_floored_runs(), RANK_FLOOR, 2, 0.95).set_index("world")
+    assert list(table.index) == ["lcgm", "lcgm_d64", "gmm"]
+    lcgm, d64, gmm = (table.loc[w] for w in ("lcgm", "lcgm_d64", "gmm"))
+    assert lcgm["floor"] == pytest.approx(0.004, rel=1e-12)
+    assert lcgm["widest_excess"] == pytest.approx(0.004, rel=1e-12)
+    assert lcgm["widest_sd"] == pytest.approx(1e-4, rel=1e-9)
+    assert lcgm["budget_excess"] == pytest.approx(0.0034, rel=1e-12)
+    assert lcgm["budget_drop"] == pytest.approx(0.0006, rel=1e-9)
+    half = stats.t.ppf(0.975, 2) * 1e-4 / math.sqrt(3)
+    assert lcgm["budget_drop_lo"] == pytest.approx(0.0006 - half, rel=1e-9)
+    assert lcgm["budget_drop_hi"] == pytest.approx(0.0006 + half, rel=1e-9)
+    assert lcgm["read_limit"] == pytest.approx(0.006, rel=1e-9)
+    assert d64["floor"] == pytest.approx(0.002, rel=1e-12)
+    assert math.isnan(d64["budget_drop"])
+    assert d64["read_limit"] == pytest.approx(0.006, rel=1e-9)
+    assert gmm["floor"] == 4.6e-4 and gmm["floor_kind"] == "exact rank-2"
+    assert gmm["widest_excess"] == pytest.approx(4.6e-4 + 2e-6, rel=1e-12)
+    assert math.isnan(gmm["budget_drop"])
+    assert gmm["read_limit"] == pytest.approx(2e-6, rel=1e-6)
+    # a small drop leaves the floor as the limit: max(0.004, 0.0001 / 0.1 = 0.001)
+    runs = _floored_runs()
+    two = (runs["budget"] == "2x").to_numpy()
+    runs.loc[two, "excess"] = [f - 1e-4 for f in LCGM_FLOORS["lcgm"]]
+    assert aw.floors(runs, RANK_FLOOR, 2, 0.95).set_index("world").loc[
+        "lcgm", "read_limit"
+    ] == pytest.approx(0.004, rel=1e-12)
+
+
+def test_the_width_needed_is_read_on_the_approximation_part_above_the_limit():
+    """with_approximation subtracts each world's floor, and eps_rows reads the width at which
+    c·w^(−a) = ε: (c/ε)^(1/a) exactly (log-log interpolation is exact on a power law), tower by
+    tower; levels under the world's reading limit are "below the floor: not read" (0.005 lies
+    above the LCGM's floor 0.004 but under its limit 0.006; the mixture's 1e-6 under its 2e-6).
+    Mutations caught (seen failing): the floor subtracted twice or not at all; each tower read
+    on the other's curve; the limit ignored."""
+    runs = _floored_runs()
+    floor_table = aw.floors(runs, RANK_FLOOR, 2, 0.95)
+    runs = aw.with_approximation(runs, floor_table)
+    limits = floor_table.set_index("world")["read_limit"]
+    levels = [0.2, 0.1, 0.005, 0.003]
+    for world in ("lcgm", "lcgm_d64"):
+        for tower in ("f", "g"):
+            rows = pd.DataFrame(aw.eps_rows(runs, world, tower, levels, limits[world]))
+            rows = rows.set_index("eps")
+            for eps in (0.2, 0.1):
+                r = rows.loc[eps]
+                assert r["status"] == wn.REACHED, (world, tower, eps)
+                assert r["width"] == pytest.approx((C[tower] / eps) ** (1 / A), rel=1e-9)
+                assert r["seed_lo"] <= r["width"] <= r["seed_hi"]
+            for eps in (0.005, 0.003):
+                assert rows.loc[eps, "status"] == wn.BELOW
+                assert math.isnan(rows.loc[eps, "width"])
+    mix = pd.DataFrame(aw.eps_rows(runs, "gmm", "g", [1e-4, 3e-5, 1e-6], limits["gmm"]))
+    mix = mix.set_index("eps")
+    for eps in (1e-4, 3e-5):
+        assert mix.loc[eps, "width"] == pytest.approx((GMM_C / eps) ** (1 / GMM_A), rel=1e-9)
+    assert mix.loc[1e-6, "status"] == wn.BELOW
+    # the cell table: the approximation part's seed mean, the widest cell's 0
+    table = aw.cell_table(runs, 128).set_index(["world", "tower", "width", "budget"])
+    assert table.loc[("lcgm", "g", 8, "1x"), "approx_mean"] == pytest.approx(0.8 * 8**-A, rel=1e-9)
+    assert table.loc[("lcgm", "both", 128, "1x"), "approx_mean"] == pytest.approx(0, abs=1e-15)
+    assert table.loc[("gmm", "f", 128, "1x"), "reused"]
+    assert not table.loc[("lcgm", "f", 128, "1x"), "reused"]
+
+
+def test_a_level_under_the_limit_is_not_read_and_the_others_are_unchanged():
+    """Per-seed curves c_s·w^(−1/2) (c_s = 0.4, 0.5, 0.6; widths 1 … 64): with a limit of 0.08 the
+    levels 0.2, 0.1 and 0.08 (at the limit) are read as without one, at (c̄/ε)² for the seed mean
+    and (c_s/ε)² per seed; 0.05 (not reached without a limit) is "below the floor", no width,
+    no seed reaching it. Mutations caught (seen failing): the limit compared with <= (0.08 not
+    read); the limit ignored."""
+    widths = [1, 2, 4, 8, 16, 32, 64]
+    cs = [0.4, 0.5, 0.6]
+    per_seed = [[c * w**-0.5 for c in cs] for w in widths]
+    levels = [0.2, 0.1, 0.08, 0.05]
+    rows = wn.ladder(widths, per_seed, levels, 0.08)
+    plain = wn.ladder(widths, per_seed, levels)
+    for r, p, eps in zip(rows[:3], plain[:3], levels[:3], strict=True):
+        assert r == p
+        assert r["status"] == wn.REACHED and r["seeds_reaching"] == 3
+        assert r["width"] == pytest.approx((0.5 / eps) ** 2, rel=1e-9)
+        assert r["seed_widths"] == pytest.approx([(c / eps) ** 2 for c in cs], rel=1e-9)
+    assert plain[3]["status"] == wn.NOT_REACHED
+    below = rows[3]
+    assert below["status"] == wn.BELOW and math.isnan(below["width"])
+    assert below["seed_status"] == [wn.BELOW] * 3 and below["seeds_reaching"] == 0
+    assert all(math.isnan(w) for w in below["seed_widths"])
+
+
+# --- W4: the tower asymmetry on the approximation part --------------------------------------------
+WIDE = [2.0**k for k in range(11)]  # 1 … 1024
+CS = [0.4, 0.5, 0.6]
+
+
+def _eps_rows(world, tower, levels, need, a=1.0, widths=WIDE) -> list[dict]:
+    """eps rows of per-seed curves c_s·(w/k_s)^(−a): seed s needs k_s·(c_s/ε)^(1/a)."""
+    per_seed = [[c * (w / k) ** -a for c, k in zip(CS, need, strict=True)] for w in widths]
+    return [{"world": world, "tower": tower} | r for r in wn.ladder(widths, per_seed, levels)]
+
+
+def _fits_of(*worlds, converged=True) -> pd.DataFrame:
+    return pd.DataFrame(
+        [{"world": w, "tower": t, "converged": converged} for w in worlds for t in ("f", "g")]
+    )
+
+
+def _w4(ratios, levels=(0.1, 0.03, 0.01), converged=True, widths=WIDE, **g):
+    eps = pd.DataFrame(
+        _eps_rows("lcgm", "f", levels, [1, 1, 1], widths=widths)
+        + _eps_rows("lcgm", "g", levels, ratios, widths=widths, **g)
+    )
+    return av.w4(eps, _fits_of("lcgm", converged=converged), 0.95)
+
+
+def _t_ratio(ratios):
+    """The geometric mean of per-seed ratios and its Student-t interval, by hand."""
+    logs = np.log(ratios)
+    half = stats.t.ppf(0.975, len(logs) - 1) * logs.std(ddof=1) / math.sqrt(len(logs))
+    return [math.exp(logs.mean() + d) for d in (0, -half, half)]
+
+
+def test_w4_holds_when_g_needs_twice_f_s_width_and_fails_at_half():
+    """Seed s's g needs k_s times f's width at every level (k = 1.8, 2, 2.2): W4's value is their
+    geometric mean, its interval the Student-t interval of log k_s, and it holds; at k = 0.45,
+    0.5, 0.55 it fails; at 0.5, 1, 2 (log ratios −log 2, 0, log 2) it is unresolved; on cells
+    that did not converge a decided verdict is "not converged". Mutations caught (seen failing):
+    w_f / w_g for w_g / w_f; the gate dropped."""
+    row = _w4([1.8, 2.0, 2.2])
+    assert row["verdict"] == "holds"
+    assert [row["value"], row["lo"], row["hi"]] == pytest.approx(_t_ratio([1.8, 2.0, 2.2]))
+    assert row["value"] == pytest.approx(math.exp(np.mean(np.log([1.8, 2.0, 2.2]))))
+    assert row["measured"].endswith("(geometric mean over ε = 0.1, 0.03, 0.01, 3 seeds)")
+    row = _w4([0.45, 0.5, 0.55])
+    assert row["verdict"] == "fails"
+    assert [row["value"], row["lo"], row["hi"]] == pytest.approx(_t_ratio([0.45, 0.5, 0.55]))
+    assert _w4([0.5, 1.0, 2.0])["verdict"] == "unresolved"
+    assert _w4([1.8, 2.0, 2.2], converged=False)["verdict"] == "unresolved: not converged"
+
+
+def test_w4_reads_only_the_levels_every_seed_of_both_towers_reads():
+    """f needs c_s/ε, g needs 2·(c_s/ε)² (its curve c_s·(w/2)^(−1/2)) on widths 2 … 1024: at
+    ε = 0.3 f needs 1.3 … 2, every seed "at the smallest width"; at 0.01 g needs 3200 … 7200 (not
+    reached); only 0.1 is read by both, where g/f = 20·c_s = 8, 10, 12. Mutation caught
+    (seen failing): reading a level a tower reaches only at the smallest width."""
+    row = _w4([2.0, 2.0, 2.0], levels=(0.3, 0.1, 0.01), widths=WIDE[1:], a=0.5)
+    assert row["measured"].endswith("(geometric mean over ε = 0.1, 3 seeds)")
+    assert [row["value"], row["lo"], row["hi"]] == pytest.approx(_t_ratio([8.0, 10.0, 12.0]))
+    assert row["verdict"] == "holds"
+    none = _w4([2.0, 2.0, 2.0], levels=(0.3, 0.01), widths=WIDE[1:], a=0.5)
+    assert none["verdict"] == "unresolved"
+    assert none["measured"] == "no ε both towers read by interpolation"
+
+
+# --- W5, W6: the dimension sweep ------------------------------------------------------------------
+def _dims(f_ratio, g_ratio, design=None, levels=(0.1, 0.03)):
+    design = design or DESIGN | {"lcgm_d64": {"d1": 64, "d2": 64}}
+    eps = pd.DataFrame(
+        _eps_rows("lcgm", "f", levels, [1, 1, 1])
+        + _eps_rows("lcgm", "g", levels, [1, 1, 1])
+        + _eps_rows("lcgm_d64", "f", levels, [f_ratio] * 3)
+        + _eps_rows("lcgm_d64", "g", levels, [g_ratio] * 3)
+    )
+    rows = av.dim_rows(eps, _fits_of("lcgm", "lcgm_d64"), design, list(levels), 0.95)
+    return rows, av.w5_w6(rows)
+
+
+def test_w5_holds_and_w6_fails_when_only_g_grows_with_the_dimension():
+    """From d₀ = 16 to d = 64 (c = log 64 / log 16 = 1.5): f needs the same width (ratio 1), g
+    ten times it (ratio 10) at both levels: f's part "below c", g's "above c": W5 holds, W6
+    fails. With g's ratio 1 too W5 fails (its g part) and W6 holds. Mutations caught (seen failing):
+    f's and g's dimensions swapped, W6's direction, the log of c left out."""
+    rows, (w5, w6) = _dims(1.0, 10.0)
+    by = {r["tower"]: r for r in rows}
+    assert (by["f"]["d0"], by["f"]["d"]) == (16, 64)
+    assert by["f"]["factor_c"] == pytest.approx(1.5, rel=1e-12)
+    assert by["f"]["levels"] == "0.1 0.03"
+    assert by["f"]["ratio"] == pytest.approx(1.0, rel=1e-9)
+    assert by["g"]["ratio"] == pytest.approx(10.0, rel=1e-9)
+    assert (by["f"]["reading"], by["g"]["reading"]) == ("below c", "above c")
+    assert (w5["verdict"], w6["verdict"]) == ("holds", "fails")
+    assert w5["value"] == pytest.approx(10.0, rel=1e-9)
+    rows, (w5, w6) = _dims(1.0, 1.0)
+    assert (w5["verdict"], w6["verdict"]) == ("fails", "holds")
+    rows, (w5, w6) = _dims(10.0, 10.0)  # f grows beyond c: W5's f part fails
+    assert w5["verdict"] == "fails"
+
+
+def test_each_tower_is_compared_with_its_own_input_dimension():
+    """With d_x = 16 and d_y = 32 at d₀, the factor is log 64 / log 16 = 1.5 for f (it reads x)
+    and log 64 / log 32 = 1.2 for g (it reads y): a ratio 1.35 lies below f's c and above g's, so
+    W5 holds and W6 fails. Mutation caught (seen failing): f and g given each other's d₀."""
+    design = DESIGN | {"lcgm": {"d1": 16, "d2": 32}, "lcgm_d64": {"d1": 64, "d2": 64}}
+    rows, (w5, w6) = _dims(1.35, 1.35, design)
+    by = {r["tower"]: r for r in rows}
+    assert by["f"]["factor_c"] == pytest.approx(1.5) and by["g"]["factor_c"] == pytest.approx(1.2)
+    assert (by["f"]["reading"], by["g"]["reading"]) == ("below c", "above c")
+    assert (w5["verdict"], w6["verdict"]) == ("holds", "fails")
+
+
+# --- W7: the mixture reaches its exact floor by width 8 -------------------------------------------
+def _gmm_runs(share_at_8, share_below=0.5, floor=4.6e-4, converged=True):
+    """The mixture's runs with their approximation part: share × floor at widths >= 8 (1 % seed
+    spread), ``share_below`` × floor at width 4."""
+    rows = []
+    for s in (0, 1, 2):
+        for tower in ("f", "g"):
+            for w, share in ((4, share_below), (8, share_at_8), (128, share_at_8)):
+                approx = share * floor * (1 + 0.01 * (s - 1))
+                rows.append(
+                    {"world": "gmm", "tower": tower, "width": w, "seed": s}
+                    | {"floor": floor, "approx": approx, "excess": floor + approx}
+                )
+    runs = pd.DataFrame(rows)
+    cells = runs.drop_duplicates(["tower", "width"])[["world", "tower", "width"]]
+    return runs, cells.assign(converged=converged)
+
+
+def test_w7_holds_at_five_percent_of_the_floor_and_fails_at_fifty():
+    """The approximation part at 5 % of the exact floor at every width >= 8, with a 1 % seed
+    spread (the Student-t upper end 0.05·(1 + 0.01·t(0.975, 2)/√3) ≈ 5.1 % of the floor, under
+    the 10 % tolerance) holds, whatever width 4 does (50 %); at 50 % (the lower end ≈ 49 %) it
+    fails; unconverged cells make it "not converged". Known value: the worst share, 0.05 or 0.5.
+    Mutations caught (seen failing): widths under 8 judged; the excess judged instead of the
+    approximation part; the gate dropped."""
+    row = av.w7(*_gmm_runs(0.05), 0.95)
+    assert row["verdict"] == "holds"
+    assert row["value"] == pytest.approx(0.05, rel=1e-9)
+    row = av.w7(*_gmm_runs(0.5), 0.95)
+    assert row["verdict"] == "fails"
+    assert row["value"] == pytest.approx(0.5, rel=1e-9)
+    assert av.w7(*_gmm_runs(0.05, converged=False), 0.95)["verdict"] == (
+        "unresolved: not converged"
+    )

@@ -47,8 +47,7 @@ rule train_widths:
 
 
 rule assemble_widths:
-    """Experiment W: its tables (per cell with its floor and approximation part, width to ε,
-    fits, the dimension sweep, verdicts)."""
+    """Experiment W: its tables (cells, floors, width to ε, fits, dimensions, verdicts)."""
     input:
         metrics=widths_files(),
         floor=widths_floor(),

@@ -173,9 +173,7 @@ def widths_floor():
 
 
 def widths_design():
-    """What the assembly reads of the design: each world's input dimensions, the theory's β,
-    and the dimension sweep's levels."""
-    lcgm = config["lcgm"]
+    """What the assembly reads of the design: each world's input dimensions and the theory's β."""
     worlds = {"gmm": {"d1": 1, "d2": 1}}
     for world in widths_worlds():
         if widths_is_lcgm(world):

@@ -13,8 +13,9 @@
 - ``digits_saturation``: Experiment R's verdicts by the saturation rule, gated by convergence.
 - ``digits``, ``digits_tables``: Experiment R's exact class operator, held-out numbers, tables,
   elbows and verdicts.
-- ``widths``, ``widths_cells``, ``widths_verdicts``: Experiment W's width cells (training plus
-  the LCGM's held-out excess), tables and pre-registered verdicts.
+- ``widths``, ``widths_cells``, ``widths_verdicts``, ``widths_predictions``: Experiment W's width
+  cells (training plus the LCGM's held-out excess), tables with floors and approximation parts,
+  and pre-registered verdicts (W1–W3; W4–W7 of 2026-12-04).
 - ``smoothness``, ``smoothness_claims``, ``smoothness_relation``, ``smoothness_cells``:
   Experiment S's tables, its claims S1–S4, its post-hoc relations and its trained cells on the
   noise channels.

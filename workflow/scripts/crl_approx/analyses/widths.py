@@ -183,10 +183,11 @@ def _sweep(runs, world, tower, values="approx"):
 
 def eps_rows(runs, world, tower, eps_levels, limit: float = 0.0) -> list[dict]:
     """The width the approximation part needs per ε; levels below ``limit`` (the world's
-    reading limit) are not read."""
+    reading limit) are not read. On the LCGM the last segment ends at the floor's own cell: read
+    linearly in the approximation part there (:func:`..numerics.widths.width_to_reach`)."""
     widths, vals = _sweep(runs, world, tower)
     out = []
-    for r in wn.ladder(widths, vals, eps_levels, limit):
+    for r in wn.ladder(widths, vals, eps_levels, limit, linear_last=is_lcgm(world)):
         out.append({"world": world, "tower": tower} | r)
     return out
 
@@ -207,7 +208,7 @@ def fit_row(runs, cells, world, tower, eps_levels, level, theory, limit: float =
     """One tower's growth fits and shape test on the approximation part's width(ε), and the
     saturation of its excess in width (W2 and W3 read the excess, as registered)."""
     widths, vals = _sweep(runs, world, tower)
-    rows = wn.ladder(widths, vals, eps_levels, limit)
+    rows = wn.ladder(widths, vals, eps_levels, limit, linear_last=is_lcgm(world))
     power = wn.growth_fit(rows, "power", level)
     poly = wn.growth_fit(rows, "polylog", level)
     sat = saturation.saturation(widths, _sweep(runs, world, tower, "excess")[1], increasing=False)

@@ -5,7 +5,8 @@ where that run is not part of Table 1 (widths.gmm_objective outside train.object
 trains it as train_encoder trains any cell. The mixture's D must be one of gmm.dims: its exact
 rank-D floor (rule compute_rank_floor, Table 1's) is what the approximation part subtracts. A
 dimension-sweep world needs orthonormal class directions (d >= lcgm.K) and must differ from the
-LCGM's own dimensions (it would repeat its cells).
+LCGM's own dimensions (it would repeat its cells); its levels are read on the LCGM's ladder, so they
+must be levels of widths.eps.
 """
 
 from __future__ import annotations
@@ -21,6 +22,12 @@ def widths_errors(cfg: dict) -> list[str]:
         )
     if "lcgm" in w["grid"]:
         lcgm = cfg["lcgm"]
+        extra = sorted(set(w["dim_sweep"]["eps"]) - set(w["eps"]))
+        if extra:
+            errors.append(
+                f"config key 'widths.dim_sweep.eps': {extra} not in widths.eps {w['eps']}; "
+                f"allowed: levels of widths.eps (the ladder the widths are read on)"
+            )
         for d in w["dim_sweep"]["dims"]:
             if d < lcgm["K"]:
                 errors.append(

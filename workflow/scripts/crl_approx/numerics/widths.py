@@ -40,13 +40,16 @@ KEPT = (REACHED, AT_MIN)
 AXES = {"power": lambda eps: 1.0 / eps, "polylog": lambda eps: np.log(1.0 / eps)}
 
 
-def width_to_reach(widths, excess, eps: float) -> tuple[float, str]:
+def width_to_reach(widths, excess, eps: float, linear_last: bool = False) -> tuple[float, str]:
     """(width, status) at which the curve first reaches ``eps``: log-log interpolation between the
     last grid width above ε and the first at or below it (linear in e where that excess is
     not positive: a held-out excess can dip below 0 by sampling). (w_min, :data:`AT_MIN`) when the
     smallest width already reaches ε (the width needed is at most w_min); (inf,
     :data:`NOT_REACHED`) when no width of the grid does; status :data:`LOST` when a wider width
-    is above ε again (the first crossing is returned, but the level is not a stable reading)."""
+    is above ε again (the first crossing is returned, but the level is not a stable reading).
+    ``linear_last``: the last grid width is a floor's own cell (its mean value 0 by construction,
+    its seeds' values noise about 0), so a crossing on the last segment is linear in e there,
+    whatever the rounding of that 0 (log-log towards a value near 0 would read any width)."""
     w = np.asarray(widths, float)
     e = np.asarray(excess, float)
     order = np.argsort(w)
@@ -59,18 +62,19 @@ def width_to_reach(widths, excess, eps: float) -> tuple[float, str]:
     if i == 0:
         return float(w[0]), LOST if lost else AT_MIN
     lw0, lw1 = math.log(w[i - 1]), math.log(w[i])
-    if e[i] > 0:
+    if e[i] > 0 and not (linear_last and i == len(w) - 1):
         t = (math.log(eps) - math.log(e[i - 1])) / (math.log(e[i]) - math.log(e[i - 1]))
     else:
         t = (eps - e[i - 1]) / (e[i] - e[i - 1])
     return float(math.exp(lw0 + t * (lw1 - lw0))), LOST if lost else REACHED
 
 
-def ladder(widths, per_seed, eps_levels, limit: float = 0.0) -> list[dict]:
+def ladder(widths, per_seed, eps_levels, limit: float = 0.0, linear_last=False) -> list[dict]:
     """Per ε of the ladder: the width read off the seed means (``per_seed[i]``: the seeds'
     values at ``widths[i]``, rows aligned by seed), its status, and the seeds' spread: the range
     of the per-seed inversions (inf where a seed does not reach ε). A level below ``limit`` (the
-    world's floor) is not read: status :data:`BELOW`, width NaN."""
+    world's floor) is not read: status :data:`BELOW`, width NaN. ``linear_last``: see
+    :func:`width_to_reach`."""
     vals = np.asarray([np.asarray(v, float) for v in per_seed])  # (widths, seeds)
     mean = vals.mean(axis=1)
     rows = []
@@ -79,8 +83,10 @@ def ladder(widths, per_seed, eps_levels, limit: float = 0.0) -> list[dict]:
             each = [(math.nan, BELOW)] * vals.shape[1]
             width, status = math.nan, BELOW
         else:
-            width, status = width_to_reach(widths, mean, eps)
-            each = [width_to_reach(widths, vals[:, s], eps) for s in range(vals.shape[1])]
+            width, status = width_to_reach(widths, mean, eps, linear_last)
+            each = [
+                width_to_reach(widths, vals[:, s], eps, linear_last) for s in range(vals.shape[1])
+            ]
         ws = [w for w, _ in each]
         rows.append(
             {

@@ -4,6 +4,7 @@
 - ``loops``: the batched training loops (``fit_pairs``, ``fit_fresh``, ``fit_population``).
 - ``batches``: the minibatches they read (pools permuted per replica, fresh draws, stacking).
 - ``cells``: one training job, every seed of a cell (``run``, ``run_sample_size``).
+- ``recorder``: a job's per-epoch bookkeeping (losses, checkpoints, metrics).
 - ``digits``: one ``train_digits`` job (Experiment R), every seed of a (pairing, D) cell.
 - ``evaluation``: population metrics of trained scores by quadrature.
 - ``population``: the population objective on any 1-D world's quadratures (Experiment S).

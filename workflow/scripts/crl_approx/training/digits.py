@@ -88,8 +88,8 @@ def run(digits, train, tau, pairing, dim, seeds, threads, images_path, output, d
 
     from .. import integrity
     from ..runtime import atomic_path, phase
-    from .cells import _Recorder
     from .loops import configure_threads, fit_pairs, select_device
+    from .recorder import Recorder
     from .towers import build_model
 
     data = integrity.load_npz(images_path)
@@ -101,7 +101,7 @@ def run(digits, train, tau, pairing, dim, seeds, threads, images_path, output, d
     run_train = train | {"epochs": digits["checkpoints"], "batch_size": digits["batch_size"]}
     d_x, d_y = pairs[0]["x_train"].shape[1], pairs[0]["y_train"].shape[1]
     model = build_model(seeds, d_x, d_y, dim, run_train).to(dev, torch.float32)
-    rec = _Recorder(model, run_train, modalities(images, pairing))
+    rec = Recorder(model, run_train, modalities(images, pairing))
     t0 = time.perf_counter()
     fit_pairs(model, pairs, run_train, tau, dev, rec, steps=steps)
     wall = time.perf_counter() - t0

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from ...numerics.claims import Decidable, How, Kind, Verdict, gate
+from .. import widths_predictions as wp
 from .. import widths_verdicts as wv
 from .base import SHORT, as_verdict, row
 
@@ -79,7 +80,7 @@ def _dim_parts(t, predicate) -> list[tuple[str, Verdict]]:
         grows = predicate(r["tower"])
         if grows is None:
             continue
-        part = wv._dim_part(r | {"converged": r["converged"] in (True, "True")}, grows)
+        part = wp.dim_part(r | {"converged": r["converged"] in (True, "True")}, grows)
         out.append((f"{r['tower']}, d={r['d']}", part))
     return out
 
