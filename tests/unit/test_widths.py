@@ -659,3 +659,18 @@ def test_w7_holds_at_five_percent_of_the_floor_and_fails_at_fifty():
     assert av.w7(*_gmm_runs(0.05, converged=False), 0.95)["verdict"] == (
         "unresolved: not converged"
     )
+
+
+@pytest.mark.parametrize("zero", [4.3e-19, 0.0, -4.3e-19])
+def test_the_floors_own_cell_reads_the_same_whatever_the_rounding_of_its_zero(zero):
+    """On the LCGM the last grid width is the floor's own cell, its approximation part 0 up to
+    rounding: a level crossed on that segment is read linearly in e there (log in w), so ±4e-19
+    and 0 read the same width, exp(log 16 + ½·log 8) for a level halfway from 0.02 to 0. Without
+    linear_last the positive rounding read log-log and gave a width just above 16."""
+    widths, curve = [2, 4, 8, 16, 128], [0.3, 0.1, 0.04, 0.02, zero]
+    w, status = wn.width_to_reach(widths, curve, 0.01, linear_last=True)
+    assert status == wn.REACHED
+    assert w == pytest.approx(math.exp(math.log(16) + 0.5 * math.log(8)), rel=1e-12)
+    # an exact floor (the mixture's) keeps log-log on a positive last value
+    w_log, _ = wn.width_to_reach(widths, [0.3, 0.1, 0.04, 0.02, 0.005], 0.01)
+    assert w_log == pytest.approx(16 * 8**0.5, rel=1e-12)
