@@ -194,3 +194,27 @@ def test_the_lcgm_pool_size_reruns_no_width_cell(finished_cells):
     assert _planned_cells(finished_cells, n_train) == []
     steps = reruns.perturbation(config, SCHEMA, ("widths", "lcgm_steps"))
     assert _planned_cells(finished_cells, steps) == ["params"] * 7
+
+
+@pytest.mark.parametrize("tau", [0.5, 0.2])
+def test_the_bayes_heldout_infonce_in_closed_form_is_the_matrix_computation(tau):
+    """τ·PMI's block InfoNCE from K-dimensional posteriors (widths_cells.bayes_block_infonce)
+    equals the probe rule's n × n computation (probes.block_infonce on τ·PMI) on the same
+    pairs, blocks and τ: a second method, not the first against itself. Seen failing with the
+    log-ratio's logsumexp over the wrong axis and without the diagonal's τ."""
+    from crl_approx.analyses.probes import block_infonce
+    from crl_approx.analyses.widths_cells import bayes_block_infonce
+    from crl_approx.models.data import lcgm_pairs
+    from crl_approx.models.lcgm import LatentClassModel
+
+    lcgm = {
+        "K": 4, "d_x": 8, "d_y": 8, "prior": "uniform", "mean_x": 6.0, "sigma_x": 0.9,
+        "mean_y": 3.5, "sigma_y": 1.0, "design_seed": 2610, "n_probe_test": 1100,
+    }  # fmt: skip
+    t = lcgm_pairs(lcgm, 3, splits=("test",))
+    truth = LatentClassModel.from_config(lcgm)
+    x, y = t["x_test"], t["y_test"]
+    matrix = block_infonce(lambda sl: tau * truth.pmi(x[sl], y[sl]), len(x), tau, 256)
+    closed = bayes_block_infonce(truth, x, y, tau, 256)
+    assert closed == pytest.approx(matrix, rel=1e-10, abs=1e-12)
+    assert closed < 0  # the exact score beats the uninformative one (loss 0) on 4 classes

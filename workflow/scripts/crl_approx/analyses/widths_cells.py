@@ -8,8 +8,9 @@ hidden width of one tower changed (or of both: the widest cell), and its excess 
   drawn anew from the model: no training pool, so no estimation error of one) for the cell's
   steps; validated on the seed's validation stream; the held-out InfoNCE excess of the LCGM
   sweep (``heldout_excess``: in-batch loss of the learned score minus that of τ·PMI on the seed's
-  probe-test pairs, blocks of ``lcgm.n_candidates``), computed with the probe rule's function
-  (:func:`.probes.block_infonce`). The validation and probe-test pairs are drawn here from the
+  probe-test pairs, blocks of ``lcgm.n_candidates``), the learned score's with the probe rule's
+  function (:func:`.probes.block_infonce`), τ·PMI's in closed form (:func:`bayes_block_infonce`).
+  The validation and probe-test pairs are drawn here from the
   seed's own streams (the LCGM sweep's, :func:`..models.data.lcgm_pairs`), so no W cell reads
   the LCGM's training pool: its size (``lcgm.n_train``) reruns none.
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import logging
 
 import numpy as np
+from scipy.special import logsumexp
 
 from ..integrity import load_npz_group
 from ..models.lcgm import LatentClassModel
@@ -41,6 +43,23 @@ def cell_train(train: dict, tower: str, width: int) -> dict:
     return dict(train) | {f"width_{t}": int(width) for t in names}
 
 
+def bayes_block_infonce(truth: LatentClassModel, x, y, tau: float, block: int) -> float:
+    """:func:`.probes.block_infonce` of the exact score τ·PMI on the pairs (x, y), in O(n·K) per
+    block instead of O(n²): with s = τ·PMI, s/τ = PMI and exp PMI(x, y) = Σ_k p(k|x)·p(k|y)/π_k,
+    so logsumexp_j PMI(x_i, y_j) = logsumexp_k [log p(k|x_i) + logsumexp_j log(p(k|y_j)/π_k)]
+    (the block's n × n matrix is never formed; equal to the matrix computation up to rounding,
+    tested)."""
+    n_blocks = x.shape[0] // block
+    total = 0.0
+    for b in range(n_blocks):
+        sl = slice(b * block, (b + 1) * block)
+        la, lb = truth.log_post_x(x[sl]), truth.log_ratio_y(y[sl])
+        rows = logsumexp(la + logsumexp(lb, axis=0), axis=1)  # logsumexp_j PMI(x_i, y_j)
+        diag = logsumexp(la + lb, axis=1)  # PMI(x_i, y_i)
+        total += tau * (rows - np.log(block)).mean() - tau * diag.mean()
+    return total / max(1, n_blocks)
+
+
 def heldout_excess(model, lcgm: dict, tau: float, tests: list[dict]) -> list[dict]:
     """Per replica: the held-out InfoNCE of the learned score and of τ·PMI on that seed's
     probe-test pairs, and their difference (the LCGM sweep's ``heldout_excess``)."""
@@ -52,9 +71,7 @@ def heldout_excess(model, lcgm: dict, tau: float, tests: list[dict]) -> list[dic
     for r, t in enumerate(tests):
         n = t["x_test"].shape[0]
         loss = block_infonce(lambda sl, r=r: fx[r][sl] @ gy[r][sl].T, n, tau, block)
-        star = block_infonce(
-            lambda sl, t=t: tau * truth.pmi(t["x_test"][sl], t["y_test"][sl]), n, tau, block
-        )
+        star = bayes_block_infonce(truth, t["x_test"], t["y_test"], tau, block)
         out.append(
             {"heldout_infonce": loss, "heldout_infonce_bayes": star, "heldout_excess": loss - star}
         )
