@@ -189,7 +189,7 @@ def show_cells(cells: pd.DataFrame) -> None:
 
 def commit(code=CODE, root=ROOT) -> dict:
     """The checkout's commit, the last commit that changed ``code`` (paths), and whether ``code``
-    has uncommitted changes (benchmarks/widths_grid.py uses it too)."""
+    has uncommitted changes."""
 
     def git(*a):
         return subprocess.run(["git", *a], cwd=root, capture_output=True, text=True).stdout.strip()
