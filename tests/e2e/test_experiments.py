@@ -86,7 +86,7 @@ def test_dynamics_budget_check_reads_the_2x_runs(smoke_run):
 
 def test_widths_outputs_reuse_only_the_mixtures_widest_cell(smoke_run):
     """Experiment W on the smoke config (train.width 32, grid 8, K = 4, d_x = d_y = 8, the
-    dimension sweep at d = 16, gmm_dim 2, lcgm_steps 100, budget_check 2, one seed). The
+    dimension sweep at d = 12, gmm_dim 2, lcgm_steps 100, budget_check 2, one seed). The
     mixture's widest cell is Table 1's run, value for value (a retrained or re-scored cell would
     differ in the last bits); each LCGM world's widest cell is one trained cell (tower "both")
     whose file the towers' rows at train.width read, and the LCGM's is trained again at twice the
@@ -98,7 +98,7 @@ def test_widths_outputs_reuse_only_the_mixtures_widest_cell(smoke_run):
     runs = pd.read_csv(tables / "widths_runs.csv")
     floors = pd.read_csv(tables / "widths_floors.csv").set_index("world")
     assert set(cells["width"]) == {8, 32}
-    assert set(cells["world"]) == {"lcgm", "lcgm_d16", "gmm"}
+    assert set(cells["world"]) == {"lcgm", "lcgm_d12", "gmm"}
     reused = cells[cells["reused"]]
     assert set(zip(reused["world"], reused["tower"], strict=True)) == {("gmm", "f"), ("gmm", "g")}
     t1 = pd.read_csv(tables / "table1.csv").set_index(["objective", "D"])
@@ -119,7 +119,7 @@ def test_widths_outputs_reuse_only_the_mixtures_widest_cell(smoke_run):
     # the floors and the approximation part above them
     rank = pd.read_csv(smoke_run / "results" / "gmm" / "rank_floor.csv").set_index("D")
     assert floors.loc["gmm", "floor"] == rank.loc[2, "rank_d_floor_excess_risk"]
-    for world in ("lcgm", "lcgm_d16"):
+    for world in ("lcgm", "lcgm_d12"):
         widest = runs[(runs["world"] == world) & (runs["tower"] == "both")]
         widest = widest[widest["budget"] == "1x"]
         assert floors.loc[world, "floor"] == pytest.approx(widest["excess"].mean(), rel=1e-12)
@@ -128,10 +128,10 @@ def test_widths_outputs_reuse_only_the_mixtures_widest_cell(smoke_run):
     np.testing.assert_allclose(runs["approx"], expected, rtol=1e-12, atol=1e-15)
     dims = pd.read_csv(tables / "widths_dims.csv")
     assert sorted(zip(dims["world"], dims["tower"], strict=True)) == [
-        ("lcgm_d16", "f"),
-        ("lcgm_d16", "g"),
+        ("lcgm_d12", "f"),
+        ("lcgm_d12", "g"),
     ]
-    assert set(dims["d0"]) == {8} and set(dims["d"]) == {16}
+    assert set(dims["d0"]) == {8} and set(dims["d"]) == {12}
     verdicts = pd.read_csv(tables / "widths_verdicts.csv")
     assert list(verdicts["prediction"]) == ["W1", "W2", "W4", "W5", "W6", "W3", "W7"]
     assert (smoke_run / "results" / "figures" / "widths.svg").stat().st_size > 0

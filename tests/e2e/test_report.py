@@ -181,7 +181,7 @@ def test_editing_tau_reruns_what_depends_on_it_and_nothing_else(smoke_run):
         "train_digits": 6,
         "assemble_digits": 1,
         "plot_digits": 1,
-        # Experiment W's cells train with τ: per LCGM world (the LCGM, d = 16) f, g at 8 and the
+        # Experiment W's cells train with τ: per LCGM world (the LCGM, d = 12) f, g at 8 and the
         # widest cell, the LCGM's widest at 2x, the mixture's f, g at 8 (its widest is above)
         "train_widths": 9,
         "assemble_widths": 1,
