@@ -63,6 +63,9 @@ class FusedAdamW:
         n = sum(len(p) for p in self.params)
         self.steps = [torch.zeros((), dtype=torch.float32, device=dev) for _ in range(n)]
         self.lr_at, self.weight_decay, self.t = lr_at, weight_decay, 0
+        # the replica views of the tensors updated in place, made once (slicing ~100 views a step
+        # was ~0.3 ms of a ~3.5 ms population step); the gradients are new tensors every step
+        self._views = [self._replicas(ts) for ts in (self.params, self.exp_avg, self.exp_avg_sq)]
 
     def zero_grad(self) -> None:
         for p in self.params:
@@ -75,11 +78,12 @@ class FusedAdamW:
     @torch.no_grad()
     def step(self) -> None:
         torch._foreach_add_(self.steps, 1)
+        params, exp_avg, exp_avg_sq = self._views
         torch._fused_adamw_(
-            self._replicas(self.params),
+            params,
             self._replicas([p.grad for p in self.params]),
-            self._replicas(self.exp_avg),
-            self._replicas(self.exp_avg_sq),
+            exp_avg,
+            exp_avg_sq,
             [],
             self.steps,
             amsgrad=False,
