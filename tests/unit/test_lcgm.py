@@ -204,6 +204,39 @@ def test_row_logsumexp_matches_scipy_where_a_naive_sum_overflows():
     assert np.isfinite(row_logsumexp(a)).all()
 
 
+def test_block_infonce_in_its_buffer_equals_the_scipy_form_and_leaves_the_scores_alone():
+    """block_infonce works in one reused buffer (row_logsumexp(overwrite=True)): the same loss as
+    the formula written with scipy's logsumexp on fresh arrays (a second method), a score source
+    read through views left as it was (a computation in the caller's matrix would change it and
+    the second call's answer), in float64 and float32; and row_logsumexp's overwrite bitwise
+    its copying form."""
+    from crl_approx.analyses.probes import block_infonce, row_logsumexp
+
+    rng = np.random.default_rng(3)
+    tau = 0.5
+    for dtype, rtol in ((np.float64, 1e-12), (np.float32, 1e-5)):
+        scores = rng.normal(0, 4, size=(600, 600)).astype(dtype)
+        kept = scores.copy()
+
+        def view(sl, scores=scores):
+            return scores[sl, sl]  # a view of the caller's matrix
+
+        n, block = 600, 200
+        want = np.mean(
+            [
+                tau * (logsumexp(scores[sl, sl] / tau, axis=1) - np.log(block)).mean()
+                - np.diag(scores[sl, sl]).mean()
+                for sl in (slice(b * block, (b + 1) * block) for b in range(n // block))
+            ]
+        )
+        first = block_infonce(view, n, tau, block)
+        np.testing.assert_allclose(first, want, rtol=rtol)
+        np.testing.assert_array_equal(scores, kept)
+        assert block_infonce(view, n, tau, block) == first
+    a = rng.normal(0, 300, size=(40, 30))
+    np.testing.assert_array_equal(row_logsumexp(a.copy(), overwrite=True), row_logsumexp(a))
+
+
 def test_elbow_table_adds_the_saturation_rule_and_its_convergence_gate():
     """Per-seed curves flat from D = 1 (issue 26: the elbow rule's band then rests on noise): the
     saturation rule reads "≤ 1"; a curve that saturates at D = 2 < K − 1 fails on converged runs

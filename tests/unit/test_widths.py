@@ -218,7 +218,8 @@ def _assemble(runs, eps_levels, floors=None, design=DESIGN, gmm_eps=(1e-4, 3e-5,
         "ci_level": 0.95,
         "dim_sweep": {"eps": list(eps_levels)},
     }
-    eps, fits, dims, verdicts = av.tables(runs, table, cells, config, design, floor_table)
+    limits = floor_table.set_index("world")["read_limit"].to_dict()
+    eps, fits, dims, verdicts = av.tables(runs, table, cells, config, design, limits)
     return eps, fits, dims, verdicts.set_index("prediction")
 
 
@@ -659,6 +660,25 @@ def test_w7_holds_at_five_percent_of_the_floor_and_fails_at_fifty():
     assert av.w7(*_gmm_runs(0.05, converged=False), 0.95)["verdict"] == (
         "unresolved: not converged"
     )
+
+
+def test_w7_reports_the_cell_furthest_above_the_floor_and_why_it_is_open():
+    """f at 3 % of the floor, g at 11 % with a wide seed spread (shares 6, 11, 16 %: Student-t
+    interval 11 ± 4.303·5/√3 = [-1.4 %, 23.4 %], across the 10 % bar): W7 is unresolved, its value
+    and interval are g's (the worst cell, known by hand), and the measured text names the cells
+    whose interval straddles the bar. Mutation caught (seen failing on the code before this
+    test): the worst cell picked by comparing an absolute part with a ratio kept the first cell's
+    (f's 3 %)."""
+    runs, cells = _gmm_runs(0.03)
+    share = {0: 0.06, 1: 0.11, 2: 0.16}
+    g8 = (runs["tower"] == "g") & (runs["width"] >= 8)
+    runs.loc[g8, "approx"] = [share[s] * 4.6e-4 for s in runs.loc[g8, "seed"]]
+    row = av.w7(runs, cells, 0.95)
+    assert row["verdict"] == "unresolved"
+    assert row["value"] == pytest.approx(0.11, rel=1e-9)
+    half = 4.302652729911275 * 0.05 / np.sqrt(3)
+    assert (row["lo"], row["hi"]) == pytest.approx((0.11 - half, 0.11 + half), rel=1e-6)
+    assert "straddle 10%: g 8 [" in row["measured"] and "f 8 [" not in row["measured"]
 
 
 @pytest.mark.parametrize("zero", [4.3e-19, 0.0, -4.3e-19])

@@ -204,11 +204,11 @@ def table2_exponent(world: str, tower: str, theory: dict) -> tuple[str, float]:
     return "power", (4 + 2 * ratio) * min(d1, d2) / (8 * beta)
 
 
-def fit_row(runs, cells, world, tower, eps_levels, level, theory, limit: float = 0.0) -> dict:
-    """One tower's growth fits and shape test on the approximation part's width(ε), and the
-    saturation of its excess in width (W2 and W3 read the excess, as registered)."""
-    widths, vals = _sweep(runs, world, tower)
-    rows = wn.ladder(widths, vals, eps_levels, limit, linear_last=is_lcgm(world))
+def fit_row(runs, cells, world, tower, rows, level, theory) -> dict:
+    """One tower's growth fits and shape test on the approximation part's width(ε) (``rows``:
+    its :func:`eps_rows`), and the saturation of its excess in width (W2 and W3 read the excess,
+    as registered)."""
+    widths = _sweep(runs, world, tower)[0]
     power = wn.growth_fit(rows, "power", level)
     poly = wn.growth_fit(rows, "polylog", level)
     sat = saturation.saturation(widths, _sweep(runs, world, tower, "excess")[1], increasing=False)

@@ -184,23 +184,21 @@ def ladder_of(config: dict) -> dict:
     return {"lcgm": config["eps"], "gmm": config["gmm_eps"]}
 
 
-def tables(runs, table, cells, config: dict, design: dict, floor_table: pd.DataFrame):
-    """Width to ε (each world on its own ladder, read on the approximation part above the
-    world's reading limit), the fits, the dimension sweep and the verdicts of the runs."""
+def tables(runs, table, cells, config: dict, design: dict, limits: dict):
+    """Width to ε (each world on its own ladder, read on the approximation part at or above the
+    world's reading limit, ``limits``: world → read_limit of the floors table), the fits (on the
+    same readings), the dimension sweep and the verdicts of the runs."""
     level = config["ci_level"]
     sweeps = sorted({(c[0], c[1]) for c in cells if c[1] != "both"})
     ladders = ladder_of(config)
-    limits = floor_table.set_index("world")["read_limit"]
-
-    def ladder(world):
-        return ladders["lcgm" if w.is_lcgm(world) else "gmm"]
-
-    eps = pd.DataFrame(
-        [r for s in sweeps for r in w.eps_rows(runs, *s, ladder(s[0]), limits[s[0]])]
-    )
-    fits = pd.DataFrame(
-        [w.fit_row(runs, table, *s, ladder(s[0]), level, design, limits[s[0]]) for s in sweeps]
-    )
+    rows = {
+        (world, tower): w.eps_rows(
+            runs, world, tower, ladders["lcgm" if w.is_lcgm(world) else "gmm"], limits[world]
+        )
+        for world, tower in sweeps
+    }
+    eps = pd.DataFrame([r for s in sweeps for r in rows[s]])
+    fits = pd.DataFrame([w.fit_row(runs, table, *s, rows[s], level, design) for s in sweeps])
     levels = config["dim_sweep"]["eps"]
     dims = dim_rows(eps, fits, design, levels, level) if "lcgm" in set(eps["world"]) else []
     verdict = verdicts(fits, eps, runs, table, level, dims)
@@ -227,7 +225,7 @@ def run_assemble(
     runs = w.with_approximation(runs, floor_table)
     limits = floor_table.set_index("world")["read_limit"].to_dict()
     table = w.cell_table(runs, default_width, limits)
-    eps, fits, dims, verdict = tables(runs, table, cells, widths, design, floor_table)
+    eps, fits, dims, verdict = tables(runs, table, cells, widths, design, limits)
     for row in verdict.itertuples():
         log.info("%s (%s): %s — %s", row.prediction, row.world, row.verdict, row.measured)
     write_csv(runs.drop(columns="val_losses"), output.runs)
