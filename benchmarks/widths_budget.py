@@ -69,15 +69,11 @@ def widths_table(b: pd.DataFrame, b2: pd.DataFrame) -> pd.DataFrame:
 
 def job_cpu(run: Path, since: float) -> dict:
     """CPU seconds of the train_widths jobs whose log was written after ``since`` (the 2B run)."""
+    from crl_approx.render.runrecord import job_cpu as log_cpu
     from crl_approx.render.runrecord import job_times
 
     logs = [p for p in (run / "logs" / "train_widths").rglob("*.log") if p.stat().st_mtime > since]
-    cpu = []
-    for p in logs:
-        for line in p.read_text().splitlines()[::-1]:
-            if " job cpu_s=" in line:
-                cpu.append(float(line.split(" job cpu_s=")[1].split()[0]))
-                break
+    cpu = [c[0] for c in map(log_cpu, logs) if c is not None]
     rec = job_times(run / "benchmarks").get("train_widths", {})
     return {"jobs": len(cpu), "cpu_s": sum(cpu), "all_train_widths_cpu_s": rec.get("cpu_s")}
 
