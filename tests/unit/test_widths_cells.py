@@ -96,6 +96,29 @@ def test_a_fresh_lcgm_seed_does_not_depend_on_the_seeds_beside_it():
     assert both[0].g[0].shape[-1] == 4 and both[0].f[0].shape[-1] == TRAIN["width"]
 
 
+def test_the_float32_heldout_score_is_the_float64_one_to_far_below_the_eps_ladder():
+    """heldout_excess scores the learned model's blocks in float32 (its cost); the same blocks in
+    float64 (block_infonce on embed's float64 features, the LCGM sweep's form) give the same
+    excess to 1e-6 per seed, and τ·PMI's part is the float64 one exactly. Mutation caught (seen
+    failing): the blocks in float16 (7e-5 off)."""
+    from crl_approx.analyses.probes import block_infonce
+    from crl_approx.training.towers import embed
+
+    model, metrics, _ = _cell([0, 1])
+    pairs = [lcgm_pairs(LCGM, s, splits=("val", "test")) for s in (0, 1)]
+    fx, gy = embed(
+        model, np.stack([p["x_test"] for p in pairs]), np.stack([p["y_test"] for p in pairs])
+    )
+    block = LCGM["n_candidates"]
+    for r, (m, p) in enumerate(zip(metrics, pairs, strict=True)):
+        n = p["x_test"].shape[0]
+        assert n // block >= 2  # several blocks, as in the default config
+        ref = block_infonce(lambda sl, r=r: fx[r][sl] @ gy[r][sl].T, n, TAU, block)
+        assert m["heldout_infonce"] != ref  # float32 is a different computation
+        assert abs(m["heldout_infonce"] - ref) < 1e-6
+        assert m["heldout_excess"] == m["heldout_infonce"] - m["heldout_infonce_bayes"]
+
+
 def test_a_fresh_lcgm_cell_does_not_read_the_training_pools_size():
     """The cell's data params hold no lcgm.n_train (widths_data_params), and with any n_train
     given the cell is bitwise the same: the fresh stream and the validation and probe-test pairs

@@ -278,10 +278,12 @@ def population_loss(model, grid, tau: float, by_hand: bool | None = None):
     if by_hand is None:
         by_hand = model.score == "inner" and os.environ.get("CRL_AUTOGRAD_STEP") != "1"
     if by_hand:
-        from .manual import population_step
+        from .manual import PopulationConstants, population_step
+
+        consts = PopulationConstants(grid, gx, gy, tau)
 
         def step_loss():
-            return population_step(model, grid, gx, gy, tau)
+            return population_step(model, grid, consts, tau)
 
         step_loss.sets_grad = True
         return step_loss

@@ -91,20 +91,37 @@ def in_batch_step(model, x: torch.Tensor, y: torch.Tensor, tau: float) -> torch.
     return torch.cat(losses)
 
 
-def population_step(model, grid, gx: torch.Tensor, gy: torch.Tensor, tau: float) -> torch.Tensor:
+class PopulationConstants:
+    """What a population step recomputed every step though it never changes: each replica's copy
+    of the grid's nodes (the copy :func:`_replica` makes), logsumexp's gradient τ·w_x and the joint
+    term's −joint (autograd's expand-and-multiply of the loss's constant factors). Made once, by
+    the same calls, so a step's numbers stay bitwise the same (tests/unit/test_manual_step.py);
+    ~20 of a step's ~250 operator calls (issue 36's cost)."""
+
+    def __init__(self, grid, gx: torch.Tensor, gy: torch.Tensor, tau: float):
+        self.gx = [_replica(gx, r) for r in range(gx.shape[0])]
+        self.gy = [_replica(gy, r) for r in range(gy.shape[0])]
+        one = torch.ones(1, dtype=gx.dtype, device=gx.device)
+        shape = (1, gx.shape[1], gy.shape[1])  # one replica's score matrix
+        self.grad_lse = (one * tau)[:, None].expand(shape[:2]) * grid.wx
+        self.neg_joint = (-one)[:, None, None].expand(shape) * grid.joint
+
+
+def population_step(model, grid, consts: PopulationConstants, tau: float) -> torch.Tensor:
     """One step's forward and backward of the population InfoNCE loss on ``grid``
-    (:meth:`.evaluation.Grid.loss` of the score matrices f(gx) g(gy)ᵀ, gx, gy (R, n, 1)) for the
-    inner score: the R losses (detached), every parameter's ``.grad`` set, bitwise as
-    ``grid.loss(model(gx, gy), tau).sum().backward()`` would (logsumexp's, the products' and the
-    sums' derivative formulas; the score's two gradient paths added, which commutes)."""
+    (:meth:`.evaluation.Grid.loss` of the score matrices f(gx) g(gy)ᵀ, gx, gy (R, n, 1), whose
+    replica copies ``consts`` holds) for the inner score: the R losses (detached), every
+    parameter's ``.grad`` set, bitwise as ``grid.loss(model(gx, gy), tau).sum().backward()`` would
+    (logsumexp's, the products' and the sums' derivative formulas; the score's two gradient paths
+    added, which commutes)."""
     fs, gs = list(model.f), list(model.g)
     losses, grads_f, grads_g = [], [], []
     with torch.no_grad():
-        for r in range(gx.shape[0]):
+        for r, (x_r, y_r) in enumerate(zip(consts.gx, consts.gy, strict=True)):
             wf = [_replica(p, r) for p in fs]
             wg = [_replica(p, r) for p in gs]
-            fx, saved_f = _tower_forward(wf, _replica(gx, r))
-            gy_r, saved_g = _tower_forward(wg, _replica(gy, r))
+            fx, saved_f = _tower_forward(wf, x_r)
+            gy_r, saved_g = _tower_forward(wg, y_r)
             # StackedTwoTower.forward: bmm of f and gᵀ, gᵀ copied contiguous (per_replica)
             gt = gy_r.transpose(1, 2).clone(memory_format=torch.contiguous_format)
             s = torch.bmm(fx, gt)
@@ -112,10 +129,8 @@ def population_step(model, grid, gx: torch.Tensor, gy: torch.Tensor, tau: float)
             lse = torch.logsumexp(z, dim=-1)
             losses.append(tau * (lse * grid.wx).sum(-1) - (grid.joint * s).sum((-2, -1)))
             # backward from d(loss)/d(loss) = 1: the logsumexp path and the joint term's
-            one = torch.ones(1, dtype=s.dtype, device=s.device)
-            grad_lse = (one * tau)[:, None].expand(lse.shape) * grid.wx
-            grad_z = grad_lse.unsqueeze(-1) * (z - lse.unsqueeze(-1)).exp()
-            grad_s = grad_z / tau + (-one)[:, None, None].expand(s.shape) * grid.joint
+            grad_z = consts.grad_lse.unsqueeze(-1) * (z - lse.unsqueeze(-1)).exp()
+            grad_s = grad_z / tau + consts.neg_joint
             grad_fx = grad_s.bmm(gt.transpose(1, 2))
             grad_gy = fx.transpose(1, 2).bmm(grad_s).transpose(1, 2).contiguous()
             grads_f.append(_tower_backward(wf, saved_f, grad_fx))
