@@ -272,9 +272,7 @@ def population_loss(model, grid, tau: float, by_hand: bool | None = None):
     loss on ``grid`` of every replica. For the inner-product score forward and backward are
     written by hand (:func:`.manual.population_step`, bitwise autograd's; ``by_hand=False`` or
     CRL_AUTOGRAD_STEP=1 keeps autograd, for benchmarks/step_levers.py)."""
-    r = model.replicas
-    gx = grid.x.expand(r, *grid.x.shape).contiguous()
-    gy = grid.y.expand(r, *grid.y.shape).contiguous()
+    gx, gy = (g.expand(model.replicas, *g.shape).contiguous() for g in (grid.x, grid.y))
     if by_hand is None:
         by_hand = model.score == "inner" and os.environ.get("CRL_AUTOGRAD_STEP") != "1"
     if by_hand:
