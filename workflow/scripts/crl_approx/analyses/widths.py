@@ -208,10 +208,10 @@ def fit_row(runs, cells, world, tower, rows, level, theory) -> dict:
     """One tower's growth fits and shape test on the approximation part's width(ε) (``rows``:
     its :func:`eps_rows`), and the saturation of its excess in width (W2 and W3 read the excess,
     as registered)."""
-    widths = _sweep(runs, world, tower)[0]
+    widths, excess = _sweep(runs, world, tower, "excess")  # the approximation part's widths too
     power = wn.growth_fit(rows, "power", level)
     poly = wn.growth_fit(rows, "polylog", level)
-    sat = saturation.saturation(widths, _sweep(runs, world, tower, "excess")[1], increasing=False)
+    sat = saturation.saturation(widths, excess, increasing=False)
     mine = cells[(cells["world"] == world) & (cells["tower"] == tower) & (cells["budget"] == "1x")]
     law, exponent = table2_exponent(world, tower, theory)
     return {

@@ -67,9 +67,9 @@ def heldout_excess(model, lcgm: dict, tau: float, tests: list[dict]) -> list[dic
     truth = LatentClassModel.from_config(lcgm)
     x = np.stack([t["x_test"] for t in tests])
     y = np.stack([t["y_test"] for t in tests])
-    # the learned score's blocks in float32, the towers' own dtype: the 4 blocks of 4096² scores
-    # per seed, exp-bound, cost 1.4 s instead of 3.3 s per cell (issue 36's cost cap); the excess
-    # moves by ~1e-8, five decades below the ε ladder (tests/unit/test_widths_cells.py)
+    # the learned score's blocks in float32 (embed's float64 features rounded): the 4 blocks of
+    # 4096² scores per seed, exp-bound, cost 1.4 s instead of 3.3 s per cell (issue 36's cost
+    # cap); the excess moves by ~1e-8, far below the ε ladder (tests/unit/test_widths_cells.py)
     fx, gy = (a.astype(np.float32) for a in embed(model, x, y))
     block, out = lcgm["n_candidates"], []
     for r, t in enumerate(tests):
