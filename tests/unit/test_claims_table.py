@@ -180,6 +180,7 @@ def _verdict_row(prediction, world, verdict, value=math.nan) -> dict:
         "value": value,
         "lo": math.nan,
         "hi": math.nan,
+        "rule": verdict,  # the LCGM's doubled-budget gate left it as the rule gave it
     }
 
 

@@ -455,6 +455,78 @@ def test_each_worlds_floor_its_budget_drop_and_its_reading_limit():
     ] == pytest.approx(0.004, rel=1e-12)
 
 
+def _moving_runs(drops) -> pd.DataFrame:
+    """_floored_runs with the LCGM's widest cell at 2x lowered by ``drops`` per seed instead."""
+    runs = _floored_runs()
+    two = (runs["budget"] == "2x").to_numpy()
+    runs.loc[two, "excess"] = [f - d for f, d in zip(LCGM_FLOORS["lcgm"], drops, strict=True)]
+    return runs
+
+
+def test_the_doubled_budget_gate_flags_a_floor_that_moves_by_more_than_a_tenth():
+    """budget_moves: the widest LCGM cell's 2x drop, paired by seed, against a tenth of its
+    excess at B (0.004, so a bar of 0.0004). Known answers: drops 0.0005/0.0006/0.0007 (sd 1e-4)
+    give the interval 0.0006 ± 4.303·1e-4/√3 = [0.00035, 0.00085], which reaches under the bar:
+    not moving; drops 0.0009/0.001/0.0011 give [0.00075, 0.00125], wholly above: moving, on the
+    dimension sweep's world too (the LCGM's check stands for it), never on the mixture; a 2x
+    cell that rises by as much (drops −0.0009 … −0.0011) moves it too. Mutations caught (seen
+    failing): the bar on the drop's mean instead of its interval's end; the gate on the mixture;
+    a rise not counted."""
+    table = aw.floors(_floored_runs(), RANK_FLOOR, 2, 0.95).set_index("world")
+    assert not table["budget_moves"].any()
+    table = aw.floors(_moving_runs([0.0009, 0.001, 0.0011]), RANK_FLOOR, 2, 0.95)
+    moves = table.set_index("world")["budget_moves"].to_dict()
+    assert moves == {"lcgm": True, "lcgm_d64": True, "gmm": False}
+    rise = aw.floors(_moving_runs([-0.0009, -0.001, -0.0011]), RANK_FLOOR, 2, 0.95)
+    assert rise.set_index("world").loc["lcgm", "budget_moves"]
+    # the mean above the bar but the interval not: 0.0005 ± 4.303·4e-4/√3 reaches under 0
+    loose = aw.floors(_moving_runs([0.0001, 0.0005, 0.0009]), RANK_FLOOR, 2, 0.95)
+    assert not loose["budget_moves"].any()
+
+
+def test_a_moving_floor_turns_the_lcgm_verdicts_not_converged_and_keeps_the_rule_s():
+    """The assembly on _floored_runs: g needs (0.8/0.5)^(1/0.8) = 1.8 times f's width at every
+    level, so W4 holds by its rule. With the widest cell's 2x drop at a quarter of the floor the
+    LCGM's verdicts are gated: W4 reads "unresolved: not converged", its ``rule`` column "holds";
+    the mixture's W3 and W7 keep their verdicts. With the small drop nothing is gated. The
+    claims row says how far the floor moved and the rule's verdict: the drop 0.001 of 0.004,
+    −25 % [−31 %, −19 %] (0.001 ± 4.303·1e-4/√3 over 0.004). Mutations caught (seen failing):
+    the gate on every world; the rule column overwritten by the gated verdict; the interval's
+    ends swapped in the claims text."""
+    from crl_approx.analyses.claims import widths as cw
+
+    design = DESIGN | {"lcgm_d64": {"d1": 64, "d2": 64}}
+    config = {
+        "eps": [0.2, 0.1],
+        "gmm_eps": [1e-4, 3e-5],
+        "ci_level": 0.95,
+        "dim_sweep": {"eps": [0.2, 0.1]},
+    }
+
+    def verdicts(runs):
+        floor_table = aw.floors(runs, RANK_FLOOR, 2, 0.95)
+        runs = aw.with_approximation(runs, floor_table)
+        limits = floor_table.set_index("world")["read_limit"].to_dict()
+        table = aw.cell_table(runs, 128, limits)
+        cells = sorted({(r.world, r.tower, r.width, r.budget) for r in runs.itertuples()})
+        moves = bool(floor_table["budget_moves"].any())
+        v = av.tables(runs, table, cells, config, design, limits, moves)[3]
+        return floor_table, v.set_index("prediction")
+
+    _, still = verdicts(_floored_runs())
+    assert still.loc["W4", "verdict"] == "holds" and still.loc["W4", "rule"] == "holds"
+    floor_table, moved = verdicts(_moving_runs([0.0009, 0.001, 0.0011]))
+    assert moved.loc["W4", "verdict"] == "unresolved: not converged"
+    assert moved.loc["W4", "rule"] == "holds"
+    assert not moved.loc["W4", "converged"]
+    for p in ("W3", "W7"):
+        assert moved.loc[p, "verdict"] == still.loc[p, "verdict"] == moved.loc[p, "rule"]
+    t = {"widths_floors": floor_table}
+    row = moved.reset_index().set_index("prediction", drop=False).loc["W4"]
+    assert cw._moved(t, row) == "; 2× steps: floor -25% [-31%, -19%]; rule: holds"
+    assert cw._moved(t, still.reset_index().set_index("prediction", drop=False).loc["W4"]) == ""
+
+
 def test_the_width_needed_is_read_on_the_approximation_part_above_the_limit():
     """with_approximation subtracts each world's floor, and eps_rows reads the width at which
     c·w^(−a) = ε: (c/ε)^(1/a) exactly (log-log interpolation is exact on a power law), tower by

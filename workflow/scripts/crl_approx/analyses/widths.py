@@ -19,6 +19,10 @@ the floor on the LCGM (an approximation part smaller than what optimisation leav
 cell is not told apart from optimisation), the widest cell's excess above the exact floor on the
 mixture, and on every LCGM world also budget_drop / CLOSE_TOLERANCE (a level the doubled budget
 moves by more than the verdict tolerance is not a stable reading).
+
+The same check gates the LCGM's verdicts (``budget_moves``, :func:`budget_moves`): where twice the
+steps resolvably lower the widest cell's excess by more than a tenth of it, the runs are not shown
+converged (the guide's "a 2x budget agrees"), whatever their last fifth says.
 """
 
 from __future__ import annotations
@@ -115,7 +119,20 @@ def floors(
     main = out[out["budget_drop"].notna() & out["world"].map(is_lcgm)]
     drop = float(main["budget_drop"].iloc[0]) if len(main) else math.nan
     out["read_limit"] = [read_limit(r, drop) for r in out.itertuples()]
+    moves = bool(len(main)) and budget_moves(main.iloc[0])
+    out["budget_moves"] = [moves and is_lcgm(x) for x in out["world"]]
     return out
+
+
+def budget_moves(row) -> bool:
+    """Whether the doubled budget resolvably moves the widest cell's excess by more than the
+    verdict tolerance, CLOSE_TOLERANCE of it (the drop's Student-t interval wholly beyond ± a
+    tenth of the excess at B): then the LCGM's cells have not converged at the budget, and its
+    decided verdicts are "unresolved: not converged" (:func:`.widths_verdicts.verdicts`; an
+    amendment of 2026-12-05, docs/widths.md). False where the drop is not measured."""
+    bar = CLOSE_TOLERANCE * abs(row["widest_excess"])
+    lo, hi = row["budget_drop_lo"], row["budget_drop_hi"]
+    return bool(lo > bar or hi < -bar)
 
 
 def read_limit(row, lcgm_drop: float) -> float:

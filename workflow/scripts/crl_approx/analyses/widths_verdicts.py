@@ -17,7 +17,8 @@ trained), judged on the tables of :mod:`.widths`, and the rule ``assemble_widths
 W4–W7 (registered 2026-12-04, on the approximation part) are :mod:`.widths_predictions`'.
 
 Every decided verdict on runs that did not converge becomes "unresolved: not converged"
-(:func:`.convergence.gate`).
+(:func:`.convergence.gate`); on the LCGM also every one whose widest cell a doubled budget
+resolvably moves by more than the tolerance (the ``rule`` column keeps the rule's verdict).
 """
 
 from __future__ import annotations
@@ -166,7 +167,11 @@ def w3(fits) -> dict:
     }
 
 
-def verdicts(fits, eps, runs, cells, level, dims=()) -> pd.DataFrame:
+def verdicts(fits, eps, runs, cells, level, dims=(), budget_moves=False) -> pd.DataFrame:
+    """Every prediction's row; ``rule`` is the verdict its registered rule gives, ``verdict`` the
+    same after the LCGM's doubled-budget gate: with ``budget_moves`` (twice the steps resolvably
+    move the widest LCGM cell's excess by more than the tolerance, :func:`.widths.budget_moves`)
+    a decided LCGM verdict is "unresolved: not converged" (amendment of 2026-12-05)."""
     rows = []
     lcgm, gmm = (fits[fits["world"] == x] for x in ("lcgm", "gmm"))
     if set(lcgm["tower"]) == {"f", "g"}:
@@ -175,6 +180,11 @@ def verdicts(fits, eps, runs, cells, level, dims=()) -> pd.DataFrame:
         rows += w5_w6(list(dims))
     if not gmm.empty:
         rows += [w3(gmm), w7(runs, cells, level)]
+    for r in rows:
+        r["rule"] = r["verdict"]
+        if budget_moves and w.is_lcgm(r["world"]):
+            r["verdict"] = gate(r["verdict"], converged=False)
+            r["converged"] = False
     return pd.DataFrame(rows)
 
 
@@ -184,10 +194,11 @@ def ladder_of(config: dict) -> dict:
     return {"lcgm": config["eps"], "gmm": config["gmm_eps"]}
 
 
-def tables(runs, table, cells, config: dict, design: dict, limits: dict):
+def tables(runs, table, cells, config: dict, design: dict, limits: dict, budget_moves=False):
     """Width to ε (each world on its own ladder, read on the approximation part at or above the
     world's reading limit, ``limits``: world → read_limit of the floors table), the fits (on the
-    same readings), the dimension sweep and the verdicts of the runs."""
+    same readings), the dimension sweep and the verdicts of the runs (``budget_moves``: the
+    floors table's, the LCGM's doubled-budget gate)."""
     level = config["ci_level"]
     sweeps = sorted({(c[0], c[1]) for c in cells if c[1] != "both"})
     ladders = ladder_of(config)
@@ -201,7 +212,7 @@ def tables(runs, table, cells, config: dict, design: dict, limits: dict):
     fits = pd.DataFrame([w.fit_row(runs, table, *s, rows[s], level, design) for s in sweeps])
     levels = config["dim_sweep"]["eps"]
     dims = dim_rows(eps, fits, design, levels, level) if "lcgm" in set(eps["world"]) else []
-    verdict = verdicts(fits, eps, runs, table, level, dims)
+    verdict = verdicts(fits, eps, runs, table, level, dims, budget_moves)
     return eps, fits, pd.DataFrame(dims, columns=DIM_COLUMNS), verdict
 
 
@@ -225,7 +236,8 @@ def run_assemble(
     runs = w.with_approximation(runs, floor_table)
     limits = floor_table.set_index("world")["read_limit"].to_dict()
     table = w.cell_table(runs, default_width, limits)
-    eps, fits, dims, verdict = tables(runs, table, cells, widths, design, limits)
+    moves = bool(floor_table["budget_moves"].any())
+    eps, fits, dims, verdict = tables(runs, table, cells, widths, design, limits, moves)
     for row in verdict.itertuples():
         log.info("%s (%s): %s — %s", row.prediction, row.world, row.verdict, row.measured)
     write_csv(runs.drop(columns="val_losses"), output.runs)

@@ -99,15 +99,32 @@ def _dims(t, towers) -> str:
     return f"{', '.join(each)} from d {r['d0']} to {r['d']} (c = {r['factor_c']:.2g})"
 
 
+def _moved(t, r) -> str:
+    """Where the LCGM's doubled-budget gate turned a decided verdict (``rule``) into "not
+    converged": how far twice the steps move the floor, and the rule's verdict, in a few words
+    ("; 2× steps: floor −35 % [−46 %, −24 %]; rule: holds"); "" elsewhere."""
+    if r.rule == r.verdict or r.rule in UNDECIDABLE:
+        return ""
+    f = t["widths_floors"].set_index("world").loc["lcgm"]
+    w = f["widest_excess"]
+    lo, hi = -f["budget_drop_hi"] / w, -f["budget_drop_lo"] / w
+    return (
+        f"; 2× steps: floor {-f['budget_drop'] / w:+.0%} [{lo:+.0%}, {hi:+.0%}]; "
+        f"rule: {SHORT[as_verdict(r.rule)]}"
+    )
+
+
 def _reading(t, r, config) -> tuple[str, Verdict]:
     """The data's reading of one prediction in a few words, and its verdict (the mixture's
-    readings gated by the reused cell's 2× budget check, W3's registered rule; a grid that cannot
-    decide is unresolved)."""
+    readings gated by the reused cell's 2× budget check, W3's registered rule, the LCGM's by
+    the widest cell's, the amendment of 2026-12-05; a grid that cannot decide is unresolved)."""
     verdict = Verdict.UNRESOLVED if r.verdict in UNDECIDABLE else as_verdict(r.verdict)
     if r.prediction in ("W5", "W6"):
-        return _dims(t, ("f", "g") if r.prediction == "W5" else ("g",)), verdict
+        return _dims(t, ("f", "g") if r.prediction == "W5" else ("g",)) + _moved(t, r), verdict
     if r.prediction == "W4":
-        return _floor(t, "lcgm") + "; " + _ends(t, "lcgm"), verdict
+        return _floor(t, "lcgm") + "; " + _ends(t, "lcgm") + _moved(t, r), verdict
+    if r.world == "lcgm":
+        return _ends(t, r.world) + _moved(t, r), verdict
     reading = _ends(t, r.world)
     if r.world == "gmm":
         reading = f"{_floor(t, 'gmm')}; above it {reading}"
