@@ -766,3 +766,21 @@ def test_the_floors_own_cell_reads_the_same_whatever_the_rounding_of_its_zero(ze
     # an exact floor (the mixture's) keeps log-log on a positive last value
     w_log, _ = wn.width_to_reach(widths, [0.3, 0.1, 0.04, 0.02, 0.005], 0.01)
     assert w_log == pytest.approx(16 * 8**0.5, rel=1e-12)
+
+
+def test_w3_s_text_puts_the_saturation_range_first_beside_the_verdict_it_decides():
+    """A range [1, 8] inside W3's widths ≤ 32 decides "holds" even where the rule leaves its point
+    unresolved: the text reads "1–8 (point unresolved)", not "unresolved (1–8)", which read as a
+    non-answer beside "holds"; a saturated tower keeps the rule's label. Mutation caught (seen
+    failing): the rule's label kept for an unresolved point."""
+    fits = pd.DataFrame(
+        [
+            {"tower": "f", "saturation": "unresolved (1–8)", "saturation_status": "unresolved"}
+            | {"saturation_lo": 1, "saturation_hi": 8, "converged": True},
+            {"tower": "g", "saturation": "4", "saturation_status": "saturated"}
+            | {"saturation_lo": 4, "saturation_hi": 4, "converged": True},
+        ]
+    )
+    row = av.w3(fits)
+    assert row["verdict"] == "holds"
+    assert row["measured"] == "saturation width f: 1–8 (point unresolved), g: 4"

@@ -115,6 +115,18 @@ def w1(fits, eps, level) -> dict:
     }
 
 
+def _saturation_text(fits) -> str:
+    """Each tower's saturation width, its range first: "f: 1–8 (point unresolved), g: 4" (the
+    rule's label "unresolved (1–8)" read as a non-answer beside a verdict its range decides)."""
+    each = []
+    for r in fits.itertuples():
+        text = r.saturation
+        if r.saturation_status == saturation.UNRESOLVED:
+            text = f"{r.saturation_lo:g}–{r.saturation_hi:g} (point unresolved)"
+        each.append(f"{r.tower}: {text}")
+    return "saturation width " + ", ".join(each)
+
+
 def w2(fits) -> dict:
     f, g = (fits.set_index("tower").loc[t] for t in ("f", "g"))
     if _n_widths(f, g) < 3:
@@ -132,7 +144,7 @@ def w2(fits) -> dict:
         "prediction": "W2",
         "world": "lcgm",
         "statement": "f's excess saturates in width no later than g's",
-        "measured": f"saturation width f: {f['saturation']}, g: {g['saturation']}",
+        "measured": _saturation_text(fits),
         "verdict": gate(verdict, converged),
         "converged": converged,
         "value": math.nan,
@@ -153,12 +165,11 @@ def w3(fits) -> dict:
     verdict = combine(each)
     # the convergence of what decided it: a miss is decided by converged towers only
     converged = True if verdict == Verdict.FAILS else bool(fits["converged"].all())
-    labels = ", ".join(f"{r.tower}: {r.saturation}" for r in fits.itertuples())
     return {
         "prediction": "W3",
         "world": "gmm",
         "statement": f"both towers' excess saturates by width {w.W3_WIDTH}",
-        "measured": f"saturation width {labels}",
+        "measured": _saturation_text(fits),
         "verdict": verdict,
         "converged": converged,
         "value": math.nan,
