@@ -206,8 +206,8 @@ def test_a_grid_that_cannot_decide_is_undecidable_with_its_reason():
     )
     floors = pd.DataFrame(
         [
-            {"world": "lcgm", "floor": 0.0065, "budget_excess": 0.0044},
-            {"world": "gmm", "floor": 4.6e-4, "budget_excess": math.nan},
+            {"world": "lcgm", "floor": 0.0065, "budget_excess": 0.0044, "budget_moves": False},
+            {"world": "gmm", "floor": 4.6e-4, "budget_excess": math.nan, "budget_moves": False},
         ]
     )
     dims = pd.DataFrame(
@@ -261,6 +261,10 @@ def test_a_grid_that_cannot_decide_is_undecidable_with_its_reason():
     )
     assert rows["W5"]["reading"] == "f ×0.93, g ×1.1 from d 16 to 64 (c = 1.5)"
     assert rows["W5"]["parts"] == "f, d=64: holds; g, d=64: unresolved"
+    # a doubled budget that moves the LCGM's floor gates the parts as it gates the row
+    floors.loc[floors["world"] == "lcgm", "budget_moves"] = True
+    assert rows_of()["W5"]["parts"] == "f, d=64: not converged; g, d=64: unresolved"
+    floors.loc[floors["world"] == "lcgm", "budget_moves"] = False
     # where the budget agrees, or was not measured at that D, the rule's miss is the verdict
     for agrees in (True, math.nan):
         dyn["budget_agrees"] = agrees

@@ -784,3 +784,15 @@ def test_w3_s_text_puts_the_saturation_range_first_beside_the_verdict_it_decides
     row = av.w3(fits)
     assert row["verdict"] == "holds"
     assert row["measured"] == "saturation width f: 1–8 (point unresolved), g: 4"
+
+
+def test_an_open_ended_saturation_range_reads_at_least_its_lower_end():
+    """An unresolved saturation whose range has no upper end (the trend case) reads "≥ 8 (point
+    unresolved)", never "8–inf". Mutation caught (seen failing): the finite format kept."""
+    fits = pd.DataFrame(
+        [
+            {"tower": "f", "saturation": "unresolved (≥ 8)", "saturation_status": "unresolved"}
+            | {"saturation_lo": 8, "saturation_hi": math.inf, "converged": True}
+        ]
+    )
+    assert av._saturation_text(fits) == "saturation width f: ≥ 8 (point unresolved)"

@@ -122,7 +122,9 @@ def _saturation_text(fits) -> str:
     for r in fits.itertuples():
         text = r.saturation
         if r.saturation_status == saturation.UNRESOLVED:
-            text = f"{r.saturation_lo:g}–{r.saturation_hi:g} (point unresolved)"
+            hi = float(r.saturation_hi)
+            span = f"{r.saturation_lo:g}–{hi:g}" if math.isfinite(hi) else f"≥ {r.saturation_lo:g}"
+            text = f"{span} (point unresolved)"
         each.append(f"{r.tower}: {text}")
     return "saturation width " + ", ".join(each)
 

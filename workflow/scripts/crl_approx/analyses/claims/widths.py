@@ -74,13 +74,17 @@ def _budget(t, config) -> str:
 
 
 def _dim_parts(t, predicate) -> list[tuple[str, Verdict]]:
-    """W5's and W6's parts from the dimension sweep's table: (label, the part's verdict)."""
+    """W5's and W6's parts from the dimension sweep's table: (label, the part's verdict), each
+    gated as the row is (its cells' convergence and the LCGM's doubled-budget gate)."""
+    floors = t["widths_floors"]
+    moves = floors.loc[floors["world"] == "lcgm", "budget_moves"].isin([True, "True"]).any()
     out = []
     for r in t["widths_dims"].to_dict("records"):
         grows = predicate(r["tower"])
         if grows is None:
             continue
-        part = wp.dim_part(r | {"converged": r["converged"] in (True, "True")}, grows)
+        converged = r["converged"] in (True, "True") and not moves
+        part = wp.dim_part(r | {"converged": converged}, grows)
         out.append((f"{r['tower']}, d={r['d']}", part))
     return out
 
