@@ -6,7 +6,9 @@ seed's numbers do not depend on the seeds sharing its job on any host. This time
 epoch of a default-run cell (the Gaussian mixture, ``samples``, D = 8 and D = 1, 3 seeds, 100k
 pairs, batch 512, width 128) with that code and with the earlier batched computation (one
 ``baddbmm`` over all replicas, one fused AdamW call per stacked tensor: the code as it was,
-restored by patching two functions), alternating, and prints the ratio of the best times.
+restored by patching two functions), alternating, and prints the ratio of the best times. Both
+run autograd's step (CRL_AUTOGRAD_STEP=1): the hand-written step (training/manual.py) computes
+per replica by construction.
 Asserts nothing.
 
     python3 benchmarks/replica_cost.py [--threads 1] [--repeats 3] [--n 100000]
@@ -15,6 +17,7 @@ Asserts nothing.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -24,7 +27,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow" / "scripts"))
 
 from crl_approx.models.data import gmm_pairs
-from crl_approx.training import loops, towers
+from crl_approx.training import loops, optim, towers
 from crl_approx.training.cells import train_gmm
 
 GMM = {"mu_x": 1.2, "sigma_x": 1.0, "mu_y": 1.2, "sigma_y": 1.0, "prior": 0.5}
@@ -45,7 +48,7 @@ def batched(fn, *tensors):
     return fn(*tensors)
 
 
-class BatchedAdamW(loops.FusedAdamW):
+class BatchedAdamW(optim.FusedAdamW):
     """The earlier optimizer: one fused AdamW update per stacked tensor."""
 
     def __init__(self, params, lr_at, weight_decay: float):
@@ -58,16 +61,17 @@ class BatchedAdamW(loops.FusedAdamW):
 
 
 def timed(dim: int, pairs, per_replica: bool) -> float:
-    saved = towers.per_replica, loops.per_replica, loops.FusedAdamW
+    saved = towers.per_replica, loops.per_replica, optim.FusedAdamW
+    os.environ["CRL_AUTOGRAD_STEP"] = "1"  # the autograd step, the one per_replica serves
     if not per_replica:
         towers.per_replica = loops.per_replica = batched
-        loops.FusedAdamW = BatchedAdamW
+        optim.FusedAdamW = BatchedAdamW
     try:
         t0 = time.perf_counter()
         train_gmm(GMM | {"quadrature_nodes": 40}, TRAIN, 0.5, dim, [0, 1, 2], "samples", 1, pairs)
         return time.perf_counter() - t0
     finally:
-        towers.per_replica, loops.per_replica, loops.FusedAdamW = saved
+        towers.per_replica, loops.per_replica, optim.FusedAdamW = saved
 
 
 def main() -> None:

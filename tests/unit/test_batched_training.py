@@ -15,13 +15,8 @@ from crl_approx.models.gmm import GaussianMixture
 from crl_approx.numerics.spectrum import infonce_loss, operator_spectrum, spectrum_table
 from crl_approx.training.cells import train_gmm, write_outputs
 from crl_approx.training.evaluation import Grid, population_metrics
-from crl_approx.training.loops import (
-    FusedAdamW,
-    TrainingDiverged,
-    in_batch_loss,
-    make_optimizer,
-    select_device,
-)
+from crl_approx.training.loops import TrainingDiverged, in_batch_loss, select_device
+from crl_approx.training.optim import FusedAdamW, make_optimizer
 from crl_approx.training.towers import StackedTwoTower, load_model, model_meta, per_replica
 
 GMM = {

@@ -35,6 +35,7 @@ import torch
 from ..runtime import phase
 from .batches import fresh_batches, pool_batches, stack_pairs
 from .host import configure_threads, select_device  # noqa: F401 (the jobs import them here)
+from .optim import make_optimizer
 from .towers import StackedTwoTower, per_replica
 
 log = logging.getLogger(__name__)
@@ -42,73 +43,6 @@ log = logging.getLogger(__name__)
 
 class TrainingDiverged(RuntimeError):
     """A non-finite or exploding loss: the job fails instead of writing a number."""
-
-
-class FusedAdamW:
-    """AdamW (β = 0.9, 0.999, ε = 1e-8, decoupled weight decay) as one call of torch's fused
-    kernel per step, the kernel ``torch.optim.AdamW(fused=True)`` runs, without torch.optim:
-    constructing a torch.optim optimizer imports torch._dynamo (~1.2 s per job, measured in
-    benchmarks/train_speed.py). The learning rate of step t = 0, 1, … comes from ``lr_at``.
-
-    Every stacked parameter (leading dimension R) is updated as R tensors, one per replica (views):
-    the kernel runs its vector body and scalar tail by the tensor's size (and splits it between
-    threads by size), and the two round differently (fused multiply-adds), so an update of a
-    replica's element would otherwise depend on how many replicas precede it."""
-
-    def __init__(self, params, lr_at, weight_decay: float):
-        self.params = [p for p in params if p.requires_grad]
-        self.exp_avg = [torch.zeros_like(p) for p in self.params]
-        self.exp_avg_sq = [torch.zeros_like(p) for p in self.params]
-        dev = self.params[0].device if self.params else None
-        n = sum(len(p) for p in self.params)
-        self.steps = [torch.zeros((), dtype=torch.float32, device=dev) for _ in range(n)]
-        self.lr_at, self.weight_decay, self.t = lr_at, weight_decay, 0
-        # the replica views of the tensors updated in place, made once (slicing ~100 views a step
-        # was ~0.3 ms of a ~3.5 ms population step); the gradients are new tensors every step
-        self._views = [self._replicas(ts) for ts in (self.params, self.exp_avg, self.exp_avg_sq)]
-
-    def zero_grad(self) -> None:
-        for p in self.params:
-            p.grad = None
-
-    @staticmethod
-    def _replicas(tensors) -> list[torch.Tensor]:
-        return [t[r] for t in tensors for r in range(len(t))]
-
-    @torch.no_grad()
-    def step(self) -> None:
-        torch._foreach_add_(self.steps, 1)
-        params, exp_avg, exp_avg_sq = self._views
-        torch._fused_adamw_(
-            params,
-            self._replicas([p.grad for p in self.params]),
-            exp_avg,
-            exp_avg_sq,
-            [],
-            self.steps,
-            amsgrad=False,
-            lr=self.lr_at(self.t),
-            beta1=0.9,
-            beta2=0.999,
-            weight_decay=self.weight_decay,
-            eps=1e-8,
-            maximize=False,
-        )
-        self.t += 1
-
-
-def lr_schedule(train: dict, total_steps: int):
-    """The learning rate of step t = 0, 1, …: ``cosine`` decays lr·(1 + cos(π t/T))/2 from lr to
-    0 over the T steps of the run (torch's CosineAnnealingLR in closed form); ``constant``."""
-    lr, total = float(train["lr"]), max(1, int(total_steps))
-    if train["schedule"] == "cosine":
-        return lambda t: 0.5 * lr * (1.0 + math.cos(math.pi * min(t, total) / total))
-    return lambda t: lr
-
-
-def make_optimizer(model: torch.nn.Module, train: dict, total_steps: int) -> FusedAdamW:
-    """AdamW with the configured learning rate, weight decay and schedule."""
-    return FusedAdamW(model.parameters(), lr_schedule(train, total_steps), train["weight_decay"])
 
 
 def check_losses(values, seeds, epoch: int, train: dict) -> None:
@@ -181,13 +115,18 @@ def run_steps(model, opt, step_loss, n_steps: int, after_step=None):
     return total / max(1, n_steps)
 
 
+def by_hand_step(model) -> bool:
+    """Whether the model's steps run by hand (:mod:`.manual`): the inner score, unless
+    CRL_AUTOGRAD_STEP=1 (benchmarks/step_levers.py compares)."""
+    return model.score == "inner" and os.environ.get("CRL_AUTOGRAD_STEP") != "1"
+
+
 def batch_loss(model, batches, tau: float, by_hand: bool | None = None):
     """``step_loss`` of :func:`run_steps` for minibatches: in-batch InfoNCE on the next batch. For
     the inner-product score the step's forward and backward are written by hand
-    (:func:`.manual.in_batch_step`, bitwise autograd's; ``by_hand=False`` or
+    (:func:`.manual.in_batch_step`, autograd's to float32 rounding; ``by_hand=False`` or
     CRL_AUTOGRAD_STEP=1 keeps autograd, for benchmarks/step_levers.py)."""
-    if by_hand is None:
-        by_hand = model.score == "inner" and os.environ.get("CRL_AUTOGRAD_STEP") != "1"
+    by_hand = by_hand_step(model) if by_hand is None else by_hand
     if by_hand:
         from .manual import in_batch_step
 
@@ -220,11 +159,15 @@ def split_steps(total: int, parts: int) -> list[int]:
 @torch.inference_mode()
 def block_losses(model, x: torch.Tensor, y: torch.Tensor, tau: float, batch: int):
     """The in-batch loss per replica, averaged over consecutive full blocks of ``batch`` pairs
-    (validation), as a tensor."""
+    (validation), as a tensor: for the inner score by the training step's forward
+    (:func:`.manual.in_batch_losses`), so validation and training round alike."""
     n = (x.shape[1] // batch) * batch
     total = torch.zeros(x.shape[0], dtype=x.dtype, device=x.device)
+    from .manual import in_batch_losses
+
+    losses = in_batch_losses if by_hand_step(model) else in_batch_loss
     for i in range(0, n, batch):
-        total += in_batch_loss(model, x[:, i : i + batch], y[:, i : i + batch], tau)
+        total += losses(model, x[:, i : i + batch], y[:, i : i + batch], tau)
     return total / max(1, n // batch)
 
 
@@ -270,11 +213,10 @@ def fit_stream(model, batches, total: int, val, train: dict, tau: float, end_epo
 def population_loss(model, grid, tau: float, by_hand: bool | None = None):
     """``step_loss`` of :func:`run_steps` for the ``population`` objective: the exact population
     loss on ``grid`` of every replica. For the inner-product score forward and backward are
-    written by hand (:func:`.manual.population_step`, bitwise autograd's; ``by_hand=False`` or
+    written by hand (:func:`.manual.population_step`, autograd's to rounding; ``by_hand=False`` or
     CRL_AUTOGRAD_STEP=1 keeps autograd, for benchmarks/step_levers.py)."""
     gx, gy = (g.expand(model.replicas, *g.shape).contiguous() for g in (grid.x, grid.y))
-    if by_hand is None:
-        by_hand = model.score == "inner" and os.environ.get("CRL_AUTOGRAD_STEP") != "1"
+    by_hand = by_hand_step(model) if by_hand is None else by_hand
     if by_hand:
         from .manual import PopulationConstants, population_step
 

@@ -1,18 +1,29 @@
-"""The sampled step of the inner-product score, forward and backward by hand (issue 35).
+"""The inner score's training steps, forward and backward by hand, in fast layouts (issue 35).
 
 Autograd builds a graph for every step: ~290 operator calls, of which a third are the graph's own
 bookkeeping (the per-replica slicing functions of :mod:`.towers`, their copies and
-concatenations, the engine's dispatch), ~4 ms of a ~10 ms step on one thread. This module issues,
-replica by replica, the ATen calls autograd's derivative formulas issue (derivatives.yaml: bmm,
-baddbmm, relu, mul by a scalar; the in-batch loss's own backward), on tensors of the same shapes
-and layouts (every BLAS operand contiguous or transposed exactly as autograd passes it), and
-writes each stacked parameter's gradient as the concatenation of its replicas' gradients, as
-:class:`.towers._Unstack` does. So a step's numbers are bitwise those of the autograd step
-(tests/unit/test_manual_step.py: the parameters after many steps, R = 1 and 3, both input
-dimensions), and replica r still only meets kernels a job with that replica alone meets.
+concatenations, the engine's dispatch). This module issues, replica by replica, plain 2-D matrix
+products and the element-wise derivative formulas (relu's ``threshold_backward``, the in-batch
+loss's τ(P − I)/B, logsumexp's softmax), without a graph.
 
-Written here: the inner-product score's sampled step (:func:`in_batch_step`) and its population
-step on a quadrature grid (:func:`population_step`); the cosine score keeps autograd.
+**Layout.** A product with an operand only D wide (the towers' last layer, its weight gradient,
+P·g in the loss's backward) runs several times slower in the row-major layout autograd uses than
+in the transposed one (benchmarks/step_levers.py measures the step): so each tower's output is kept
+transposed, fᵀ of shape (D, n), and every D-wide product is
+computed in the orientation that runs fast. The numbers are the same functions, rounded in a
+different order: a step agrees with autograd's to float32 rounding, not bitwise
+(tests/unit/test_manual_step.py: the gradients of one step within 1e-5 of autograd's in norm, and
+a 25-step training run close to autograd's); the release that took this layout re-baselined the
+default run (CHANGELOG).
+
+**Seeds stay independent.** Replica r's weights, inputs and every intermediate are tensors of
+their own (contiguous copies), and every product is a 2-D product on them, so replica r meets
+exactly the kernels a job with that replica alone meets, whatever the other replicas
+(tests/unit/test_batched_training.py: R = 1 and R = 3 bitwise equal on every path).
+
+Written here: the sampled step (:func:`in_batch_step`), its loss alone for validation
+(:func:`in_batch_losses`) and the population step on a quadrature grid (:func:`population_step`);
+the cosine score keeps autograd.
 """
 
 from __future__ import annotations
@@ -22,120 +33,146 @@ import torch
 aten = torch.ops.aten
 
 
+def _own(t: torch.Tensor) -> torch.Tensor:
+    """A contiguous copy (never a view into a stacked tensor: the replica's memory is its own)."""
+    return t.clone(memory_format=torch.contiguous_format)
+
+
+def _weights(params, r: int) -> list[torch.Tensor]:
+    """Replica r's weights and biases as 2-D tensors of its own: hidden layers as stored
+    ((fan_in, fan_out), bias (1, fan_out)); the last layer transposed ((D, width), bias (D, 1))."""
+    last = len(params) - 2
+    return [_own(p[r].t() if i >= last else p[r]) for i, p in enumerate(params)]
+
+
 def _tower_forward(ws, v: torch.Tensor):
-    """One replica's tower on v (1, n, d): the output and what backward needs (each layer's
-    input, and its output after the ReLU)."""
+    """One replica's tower on v (n, d): its output transposed, (D, n), and what backward needs
+    (each hidden layer's input and its output after the ReLU; the last layer's input)."""
     saved = []
     last = len(ws) - 2
     h = v
-    for i in range(0, len(ws), 2):
-        z = torch.baddbmm(ws[i + 1], h, ws[i])
-        out = torch.relu(z) if i < last else z
+    for i in range(0, last, 2):
+        out = torch.addmm(ws[i + 1], h, ws[i]).relu_()
         saved.append((h, out))
         h = out
-    return h, saved
+    saved.append((h, None))
+    return torch.addmm(ws[last + 1], ws[last], h.t()), saved
 
 
-def _tower_backward(ws, saved, grad: torch.Tensor) -> list[torch.Tensor]:
-    """The gradients of one replica's weights and biases (order W0, b0, W1, b1, …) from the
-    gradient of its output, by baddbmm's and relu's derivative formulas."""
+def _tower_backward(ws, saved, grad_t: torch.Tensor) -> list[torch.Tensor]:
+    """The gradients of one replica's weights and biases, in the layouts of :func:`_weights`,
+    from the gradient of its transposed output (D, n)."""
     grads: list[torch.Tensor] = [None] * len(ws)  # type: ignore[list-item]
     last = len(ws) - 2
-    for i in range(last, -1, -2):
+    h, _ = saved[-1]
+    grads[last] = torch.mm(grad_t, h)  # (D, width): the gradient of the transposed weight
+    grads[last + 1] = grad_t.sum(1, keepdim=True)
+    if last == 0:
+        return grads
+    grad = torch.mm(grad_t.t(), ws[last])  # (n, width)
+    for i in range(last - 2, -1, -2):
         h, out = saved[i // 2]
-        if i < last:  # relu: threshold_backward(grad, result, 0)
-            grad = aten.threshold_backward(grad, out, 0)
-        grads[i + 1] = grad.sum_to_size(ws[i + 1].shape)  # the bias, broadcast over rows
-        grads[i] = h.transpose(1, 2).bmm(grad)
+        grad = aten.threshold_backward(grad, out, 0)
+        grads[i + 1] = grad.sum(0, keepdim=True)
+        grads[i] = torch.mm(h.t(), grad)
         if i > 0:  # the layer's input (the data itself needs none)
-            grad = grad.bmm(ws[i].transpose(1, 2))
+            grad = torch.mm(grad, ws[i].t())
     return grads
 
 
-def _replica(t: torch.Tensor, r: int) -> torch.Tensor:
-    """Replica r's slice as a tensor of its own (the copy :func:`.towers.per_replica` makes)."""
-    return t[r : r + 1].clone(memory_format=torch.contiguous_format)
+def _set_grads(params, per_replica: list[list[torch.Tensor]]) -> None:
+    """Each stacked parameter's ``.grad``: its replicas' gradients stacked, the last layer's
+    transposed back to the stored layout."""
+    last = len(params) - 2
+    for k, param in enumerate(params):
+        parts = [g[k].t() if k >= last else g[k] for g in per_replica]
+        param.grad = torch.stack(parts)
+
+
+def _in_batch(wf, wg, x: torch.Tensor, y: torch.Tensor, tau: float):
+    """Forward of one replica's in-batch InfoNCE on x, y (B, d): the loss, P = softmax(S/τ)
+    and what backward needs. lse from the row maximum (max P ≥ 1/B never underflows)."""
+    ft, saved_f = _tower_forward(wf, x)
+    gt, saved_g = _tower_forward(wg, y)
+    at = ft * (1.0 / tau)
+    logits = torch.mm(at.t(), gt)
+    p = torch.softmax(logits, dim=1)
+    lse = logits.amax(1) - torch.log(p.amax(1))
+    loss = tau * (lse - logits.diagonal()).mean(0, keepdim=True)
+    return loss, p, ft, gt, saved_f, saved_g
 
 
 def in_batch_step(model, x: torch.Tensor, y: torch.Tensor, tau: float) -> torch.Tensor:
     """One step's forward and backward of the in-batch InfoNCE on x, y (R, B, d) for the inner
-    score: returns the R losses (detached) and sets every parameter's ``.grad``, bitwise as
-    ``in_batch_loss(model, x, y, tau).sum().backward()`` would."""
+    score: returns the R losses (detached) and sets every parameter's ``.grad`` to the gradient
+    of the summed losses (each replica's its own)."""
     fs, gs = list(model.f), list(model.g)
-    r_count, batch = x.shape[0], x.shape[1]
+    batch = x.shape[1]
     losses, grads_f, grads_g = [], [], []
     with torch.no_grad():
-        for r in range(r_count):
-            wf = [_replica(p, r) for p in fs]
-            wg = [_replica(p, r) for p in gs]
-            fx, saved_f = _tower_forward(wf, _replica(x, r))
-            gy, saved_g = _tower_forward(wg, _replica(y, r))
-            # the loss: logits = (f/τ) gᵀ, softmax, lse from the row maximum (loops._InBatchInfoNCE)
-            a = fx * (1.0 / tau)
-            logits = torch.bmm(a, gy.transpose(1, 2))
-            p = torch.softmax(logits, dim=2)
-            lse = logits.amax(2) - torch.log(p.amax(2))
-            losses.append(tau * (lse - logits.diagonal(dim1=1, dim2=2)).mean(1))
-            # backward: ∂/∂z = τ(P − I)/B, then bmm's and the scalar product's formulas
-            one = torch.ones(1, dtype=x.dtype, device=x.device)
-            p.diagonal(dim1=1, dim2=2).sub_(1.0)
-            p.mul_((one * (tau / batch))[:, None, None])
-            grad_a = p.bmm(gy)
-            grad_gy = a.transpose(1, 2).bmm(p).transpose(1, 2).contiguous()
-            grad_fx = grad_a * (1.0 / tau)
-            grads_f.append(_tower_backward(wf, saved_f, grad_fx))
-            grads_g.append(_tower_backward(wg, saved_g, grad_gy))
-        for params, per in ((fs, grads_f), (gs, grads_g)):
-            for k, param in enumerate(params):
-                param.grad = torch.cat([g[k].contiguous() for g in per])
+        for r in range(x.shape[0]):
+            wf, wg = _weights(fs, r), _weights(gs, r)
+            loss, p, ft, gt, saved_f, saved_g = _in_batch(wf, wg, _own(x[r]), _own(y[r]), tau)
+            losses.append(loss)
+            # ∂/∂S = (P − I)/B (the loss is τ·mean(lse − S_ii/τ)); S = f gᵀ
+            p.diagonal().sub_(1.0)
+            p.mul_(1.0 / batch)
+            grads_f.append(_tower_backward(wf, saved_f, torch.mm(gt, p.t())))
+            grads_g.append(_tower_backward(wg, saved_g, torch.mm(ft, p)))
+        _set_grads(fs, grads_f)
+        _set_grads(gs, grads_g)
     return torch.cat(losses)
 
 
+def in_batch_losses(model, x: torch.Tensor, y: torch.Tensor, tau: float) -> torch.Tensor:
+    """The R in-batch losses on x, y (R, B, d) for the inner score (validation), as
+    :func:`in_batch_step` computes them, without a backward."""
+    fs, gs = list(model.f), list(model.g)
+    with torch.no_grad():
+        return torch.cat(
+            [
+                _in_batch(_weights(fs, r), _weights(gs, r), _own(x[r]), _own(y[r]), tau)[0]
+                for r in range(x.shape[0])
+            ]
+        )
+
+
 class PopulationConstants:
-    """What a population step recomputed every step though it never changes: each replica's copy
-    of the grid's nodes (the copy :func:`_replica` makes), logsumexp's gradient τ·w_x and the joint
-    term's −joint (autograd's expand-and-multiply of the loss's constant factors). Made once, by
-    the same calls, so a step's numbers stay bitwise the same (tests/unit/test_manual_step.py);
-    ~20 of a step's ~250 operator calls (issue 36's cost)."""
+    """What a population step would otherwise recompute every step: each replica's copy of the
+    grid's nodes (n, 1), and the grid's weights shaped for one replica's score matrix."""
 
     def __init__(self, grid, gx: torch.Tensor, gy: torch.Tensor, tau: float):
-        self.gx = [_replica(gx, r) for r in range(gx.shape[0])]
-        self.gy = [_replica(gy, r) for r in range(gy.shape[0])]
-        one = torch.ones(1, dtype=gx.dtype, device=gx.device)
-        shape = (1, gx.shape[1], gy.shape[1])  # one replica's score matrix
-        self.grad_lse = (one * tau)[:, None].expand(shape[:2]) * grid.wx
-        self.neg_joint = (-one)[:, None, None].expand(shape) * grid.joint
+        self.gx = [_own(gx[r]) for r in range(gx.shape[0])]
+        self.gy = [_own(gy[r]) for r in range(gy.shape[0])]
+        self.wx = grid.wx.reshape(-1, 1).contiguous()  # (n, 1)
+        self.log_wy = grid.log_wy.reshape(1, -1).contiguous()  # (1, m)
+        self.joint = grid.joint.reshape(gx.shape[1], gy.shape[1]).contiguous()
 
 
 def population_step(model, grid, consts: PopulationConstants, tau: float) -> torch.Tensor:
     """One step's forward and backward of the population InfoNCE loss on ``grid``
-    (:meth:`.evaluation.Grid.loss` of the score matrices f(gx) g(gy)ᵀ, gx, gy (R, n, 1), whose
-    replica copies ``consts`` holds) for the inner score: the R losses (detached), every
-    parameter's ``.grad`` set, bitwise as ``grid.loss(model(gx, gy), tau).sum().backward()`` would
-    (logsumexp's, the products' and the sums' derivative formulas; the score's two gradient paths
-    added, which commutes)."""
+    (:meth:`.evaluation.Grid.loss` of the score matrix f(gx) g(gy)ᵀ:
+    τ Σ_i w_i logsumexp_j(S_ij/τ + log w_j) − Σ_ij joint_ij S_ij) for the inner score: the R
+    losses (detached), every parameter's ``.grad`` set. ∂/∂S = w_i softmax_j(…) − joint."""
     fs, gs = list(model.f), list(model.g)
     losses, grads_f, grads_g = [], [], []
     with torch.no_grad():
         for r, (x_r, y_r) in enumerate(zip(consts.gx, consts.gy, strict=True)):
-            wf = [_replica(p, r) for p in fs]
-            wg = [_replica(p, r) for p in gs]
-            fx, saved_f = _tower_forward(wf, x_r)
-            gy_r, saved_g = _tower_forward(wg, y_r)
-            # StackedTwoTower.forward: bmm of f and gᵀ, gᵀ copied contiguous (per_replica)
-            gt = gy_r.transpose(1, 2).clone(memory_format=torch.contiguous_format)
-            s = torch.bmm(fx, gt)
-            z = s / tau + grid.log_wy
-            lse = torch.logsumexp(z, dim=-1)
-            losses.append(tau * (lse * grid.wx).sum(-1) - (grid.joint * s).sum((-2, -1)))
-            # backward from d(loss)/d(loss) = 1: the logsumexp path and the joint term's
-            grad_z = consts.grad_lse.unsqueeze(-1) * (z - lse.unsqueeze(-1)).exp()
-            grad_s = grad_z / tau + consts.neg_joint
-            grad_fx = grad_s.bmm(gt.transpose(1, 2))
-            grad_gy = fx.transpose(1, 2).bmm(grad_s).transpose(1, 2).contiguous()
-            grads_f.append(_tower_backward(wf, saved_f, grad_fx))
-            grads_g.append(_tower_backward(wg, saved_g, grad_gy))
-        for params, per in ((fs, grads_f), (gs, grads_g)):
-            for k, param in enumerate(params):
-                param.grad = torch.cat([g[k].contiguous() for g in per])
+            wf, wg = _weights(fs, r), _weights(gs, r)
+            ft, saved_f = _tower_forward(wf, x_r)
+            gt, saved_g = _tower_forward(wg, y_r)
+            s = torch.mm(ft.t(), gt)
+            z = s * (1.0 / tau) + consts.log_wy
+            # softmax, and lse from the row maximum as the sampled loss has it: torch's exp and
+            # logsumexp take a far slower path where arguments fall below float32's range
+            # (e^-87), which the grid's tail weights reach; its softmax does not
+            p = torch.softmax(z, dim=1)
+            lse = z.amax(1, keepdim=True) - torch.log(p.amax(1, keepdim=True))
+            loss = tau * (lse * consts.wx).sum() - (consts.joint * s).sum()
+            losses.append(loss.reshape(1))
+            grad_s = p.mul_(consts.wx).sub_(consts.joint)
+            grads_f.append(_tower_backward(wf, saved_f, torch.mm(gt, grad_s.t())))
+            grads_g.append(_tower_backward(wg, saved_g, torch.mm(ft, grad_s)))
+        _set_grads(fs, grads_f)
+        _set_grads(gs, grads_g)
     return torch.cat(losses)
