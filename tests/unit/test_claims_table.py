@@ -404,6 +404,12 @@ def test_a_world_that_cannot_be_decided_leaves_the_claim_decided_in_part():
     (row,) = smoothness.claims(Crafted(smoothness_claims=table), CONFIG)
     assert (row["decidable"], row["why"]) == ("no", "fewer than 3 converged ε levels")
     assert glance.glance(pd.DataFrame([row]))["rows"][0]["by_design"]
+    # parts that differ, every one decidable (no why): the reading names the parts short of
+    # holding by their own readings (it was left empty: a NaN in claims.csv)
+    table["verdict"], table["decidable"], table["why"] = ["unresolved", "holds", "holds"], "yes", ""
+    table["reading"] = ["unresolved (4–8)", "r", "r"]
+    (row,) = smoothness.claims(Crafted(smoothness_claims=table), CONFIG)
+    assert row["reading"] == "β=0.5: unresolved (4–8)"
 
 
 def digit_tables(rank_k3: float, converged_k4: bool = True):

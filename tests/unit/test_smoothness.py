@@ -239,6 +239,11 @@ def test_s4_reads_the_saturation_rule_and_the_convergence_gate():
     runs = pd.DataFrame(_runs(0.5, {1: 0.07, 2: 0.01, 4: 0.01, 8: 0.01}) + _runs(2.0, flat))
     trained["converged"] = True
     assert {r["id"]: r["verdict"] for r in sa.s4(runs, trained)}["S4 β=0.5"] == "fails"
+    # seeds too noisy to place the point: the reading names "unresolved" once, with its range
+    noisy = _runs(0.5, {1: 0.07, 2: 0.035, 4: 0.016, 8: 0.0155}, sd=0.2)
+    rows = {r["id"]: r for r in sa.s4(pd.DataFrame(noisy + _runs(2.0, flat)), trained)}
+    assert rows["S4 β=0.5"]["verdict"] == "unresolved"
+    assert rows["S4 β=0.5"]["reading"] == "unresolved (2–4)"
 
 
 def test_the_relation_is_fitted_and_each_world_is_predicted_by_the_others():

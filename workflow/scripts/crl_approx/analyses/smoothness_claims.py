@@ -261,7 +261,12 @@ def s4(runs: pd.DataFrame, trained: pd.DataFrame) -> list[dict]:
                 how=How.OURS,
                 measured=f"saturation {sat.label}",
                 verdict=claims.gate(v, conv),
-                reading=f"{sat.status} ({sat.label})"
+                # an unresolved label names its status itself ("unresolved (4–8)")
+                reading=(
+                    sat.label
+                    if sat.status == saturation.UNRESOLVED
+                    else f"{sat.status} ({sat.label})"
+                )
                 + ("; rank 2 suffices: InfoNCE ignores the x-only term" if smooth else ""),
                 source="smoothness_trained: excess_mean",
                 keys="smoothness.trained, smoothness.dims, smoothness.train_panels, train.*, seeds",

@@ -64,6 +64,10 @@ def claims(t, config) -> list[dict]:
             reading = "; ".join(f"{_label(r)}: {r['why']}" for r in undecided)
             if not undecided and len({v for _, v in parts}) == 1:
                 reading = f"{parts[0][1]} in every part: " + ", ".join(p for p, _ in parts)
+            elif not reading:  # parts that differ, none undecidable: the ones short of holding
+                reading = "; ".join(
+                    f"{_label(r)}: {r['reading']}" for r in rows if r["verdict"] != Verdict.HOLDS
+                )
         decidable, why = _decidable(rows, parts)
         out.append(
             row(
