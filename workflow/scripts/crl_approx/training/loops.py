@@ -18,8 +18,9 @@ share its job, bitwise, on any host with a fixed thread count: the kernels a rep
 those of a job that trains it alone (tests/unit/test_batched_training.py).
 
 Speed: data stay resident as tensors on the device; each epoch permutes them once into a
-(batches, R, batch, d) layout and slices contiguous batches; the in-batch loss is one autograd
-function (softmax forward, (P − I)·scale backward, no one-hot or log-softmax pass); the host waits
+(batches, R, batch, d) layout and slices contiguous batches; the inner score's steps are written
+by hand (:mod:`.manual`), the cosine score's in-batch loss is one autograd function (softmax
+forward, (P − I)·scale backward, no one-hot or log-softmax pass); the host waits
 for the device once per epoch, for the epoch's losses (the checkpoint copy follows it).
 """
 

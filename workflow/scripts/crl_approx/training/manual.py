@@ -4,7 +4,7 @@ Autograd builds a graph for every step: ~290 operator calls, of which a third ar
 bookkeeping (the per-replica slicing functions of :mod:`.towers`, their copies and
 concatenations, the engine's dispatch). This module issues, replica by replica, plain 2-D matrix
 products and the element-wise derivative formulas (relu's ``threshold_backward``, the in-batch
-loss's τ(P − I)/B, logsumexp's softmax), without a graph.
+loss's (P − I)/B with respect to the scores, logsumexp's softmax), without a graph.
 
 **Layout.** A product with an operand only D wide (the towers' last layer, its weight gradient,
 P·g in the loss's backward) runs several times slower in the row-major layout autograd uses than
@@ -12,12 +12,13 @@ in the transposed one (benchmarks/step_levers.py measures the step): so each tow
 transposed, fᵀ of shape (D, n), and every D-wide product is
 computed in the orientation that runs fast. The numbers are the same functions, rounded in a
 different order: a step agrees with autograd's to float32 rounding, not bitwise
-(tests/unit/test_manual_step.py: the gradients of one step within 1e-5 of autograd's in norm, and
-a 25-step training run close to autograd's); the release that took this layout re-baselined the
-default run (CHANGELOG).
+(tests/unit/test_manual_step.py: one step's gradients within 1e-5 of autograd's, relative, in each
+tower's norm, for both steps; a 25-step sampled training run close to autograd's); the release
+that took this layout re-baselined the default run (CHANGELOG).
 
-**Seeds stay independent.** Replica r's weights, inputs and every intermediate are tensors of
-their own (contiguous copies), and every product is a 2-D product on them, so replica r meets
+**Seeds stay independent.** Replica r's weights and inputs are copies of its own and every
+intermediate is computed from them alone (the grid's weights, read-only, are shared); every
+product is a 2-D product on them, so replica r meets
 exactly the kernels a job with that replica alone meets, whatever the other replicas
 (tests/unit/test_batched_training.py: R = 1 and R = 3 bitwise equal on every path).
 
