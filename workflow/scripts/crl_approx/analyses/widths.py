@@ -124,6 +124,12 @@ def floors(
     return out
 
 
+def floors_move(floors: pd.DataFrame) -> bool:
+    """Whether the doubled-budget gate is set in a :func:`floors` table (in memory or read back
+    from widths_floors.csv, whose booleans may read as text): it gates every LCGM verdict."""
+    return bool(floors["budget_moves"].isin([True, "True"]).any())
+
+
 def budget_moves(row) -> bool:
     """Whether the doubled budget resolvably moves the widest cell's excess by more than the
     verdict tolerance, CLOSE_TOLERANCE of it (the drop's Student-t interval wholly beyond ± a

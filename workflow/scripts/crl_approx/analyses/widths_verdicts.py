@@ -249,7 +249,7 @@ def run_assemble(
     runs = w.with_approximation(runs, floor_table)
     limits = floor_table.set_index("world")["read_limit"].to_dict()
     table = w.cell_table(runs, default_width, limits)
-    moves = bool(floor_table["budget_moves"].any())
+    moves = w.floors_move(floor_table)
     eps, fits, dims, verdict = tables(runs, table, cells, widths, design, limits, moves)
     for row in verdict.itertuples():
         log.info("%s (%s): %s — %s", row.prediction, row.world, row.verdict, row.measured)

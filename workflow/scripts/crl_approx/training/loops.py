@@ -162,11 +162,11 @@ def block_losses(model, x: torch.Tensor, y: torch.Tensor, tau: float, batch: int
     """The in-batch loss per replica, averaged over consecutive full blocks of ``batch`` pairs
     (validation), as a tensor: for the inner score by the training step's forward
     (:func:`.manual.in_batch_losses`), so validation and training round alike."""
-    n = (x.shape[1] // batch) * batch
-    total = torch.zeros(x.shape[0], dtype=x.dtype, device=x.device)
     from .manual import in_batch_losses
 
     losses = in_batch_losses if by_hand_step(model) else in_batch_loss
+    n = (x.shape[1] // batch) * batch
+    total = torch.zeros(x.shape[0], dtype=x.dtype, device=x.device)
     for i in range(0, n, batch):
         total += losses(model, x[:, i : i + batch], y[:, i : i + batch], tau)
     return total / max(1, n // batch)

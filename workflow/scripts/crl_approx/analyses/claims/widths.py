@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from ...numerics.claims import Decidable, How, Kind, Verdict, gate
+from .. import widths
 from .. import widths_predictions as wp
 from .. import widths_verdicts as wv
 from .base import SHORT, as_verdict, row
@@ -76,8 +77,7 @@ def _budget(t, config) -> str:
 def _dim_parts(t, predicate) -> list[tuple[str, Verdict]]:
     """W5's and W6's parts from the dimension sweep's table: (label, the part's verdict), each
     gated as the row is (its cells' convergence and the LCGM's doubled-budget gate)."""
-    floors = t["widths_floors"]
-    moves = floors.loc[floors["world"] == "lcgm", "budget_moves"].isin([True, "True"]).any()
+    moves = widths.floors_move(t["widths_floors"])
     out = []
     for r in t["widths_dims"].to_dict("records"):
         grows = predicate(r["tower"])
