@@ -1,7 +1,7 @@
-"""The training jobs' allocator setting (crl_approx.training.host.configure_allocator): it takes on
-this host (glibc), it removes the step's page faults, and it changes no number: the same steps
-with glibc's default allocator and with the setting, each in a fresh interpreter (mallopt is per
-process), end in bitwise equal parameters."""
+"""The jobs' allocator setting (crl_approx.runtime.configure_allocator, made by every job): it takes
+on this host (glibc), it removes the page faults, and it changes no number: the same training
+steps, and the same smoothness floor, with glibc's default allocator and with the setting, each in
+a fresh interpreter (mallopt is per process), end in bitwise equal parameters and tables."""
 
 import json
 import os
@@ -29,7 +29,7 @@ def steps(cell: str, default_allocator: bool, autograd: bool = False) -> dict:
 
 
 def test_the_setting_takes_on_glibc():
-    from crl_approx.training.host import configure_allocator
+    from crl_approx.runtime import configure_allocator
 
     if not sys.platform.startswith("linux"):
         pytest.skip("glibc's mallopt: Linux only")
@@ -48,3 +48,34 @@ def test_the_same_steps_give_the_same_bits_with_either_allocator(cell):
         default, configured = steps(cell, True, autograd=True), steps(cell, False, autograd=True)
         assert default["faults_per_step"] > 50
         assert configured["faults_per_step"] < default["faults_per_step"] / 10
+
+
+def test_the_floor_gives_the_same_table_with_either_allocator():
+    """Experiment S's floor (L-BFGS on the quadrature grid), small grid: the same bits, and the
+    faults of its freshly allocated arrays gone."""
+    script = REPO / "benchmarks" / "allocator.py"
+    small = {"floor_panels": 30, "floor_iterations": 50, "floor_newton_rounds": 1}
+    runs = {}
+    for default in (True, False):
+        env = dict(os.environ, CRL_DEFAULT_ALLOCATOR="1" if default else "0")
+        out = subprocess.run(
+            [
+                sys.executable,
+                str(script),
+                "--child",
+                "smoothness_floor",
+                "--dims",
+                "1",
+                "--overrides",
+                json.dumps(small),
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+            timeout=300,
+        )
+        runs[default] = json.loads(out.stdout.strip().splitlines()[-1])
+    assert runs[True]["table_sha256"] == runs[False]["table_sha256"]
+    assert runs[True]["faults"] > 10_000
+    assert runs[False]["faults"] < runs[True]["faults"] / 10

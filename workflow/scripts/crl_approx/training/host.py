@@ -8,32 +8,9 @@ import os
 
 import torch
 
+from ..runtime import ALLOCATOR, configure_allocator  # noqa: F401 (re-exported)
+
 log = logging.getLogger(__name__)
-
-
-#: glibc's mallopt parameters (malloc.h) and the values a training job sets: every block up to
-#: 32 MiB (glibc's largest mmap threshold on 64-bit) from the heap, never returned to the system
-#: between steps (trim and top pad far above a job's working set)
-M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3
-ALLOCATOR = {M_MMAP_THRESHOLD: 32 << 20, M_TRIM_THRESHOLD: 1 << 30, M_TOP_PAD: 64 << 20}
-
-
-def configure_allocator() -> bool:
-    """Keep a training step's freshly allocated outputs in glibc's heap. By default every block
-    above the (dynamic) mmap threshold is a fresh mmap and its first touch page-faults: 400–550
-    faults per sampled step, 6–10 % of its CPU in the kernel (issue 35). The numbers do not change
-    (an allocator places memory, it computes nothing: tests/unit/test_allocator.py trains with and
-    without it, bitwise equal). Returns whether the settings took (False off glibc)."""
-    import ctypes
-    import ctypes.util
-
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
-        return False
-    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
-    return all(mallopt(param, value) == 1 for param, value in ALLOCATOR.items())
 
 
 def configure_threads(threads: int, device: torch.device) -> None:
