@@ -168,6 +168,10 @@ def test_a_registered_fail_stays_registered_and_the_reading_names_the_optimum():
     assert row["verdict"] == Verdict.NOT_CONVERGED
     assert row["reading"].startswith("the ungated pre-registered rule: fails")
     assert row["measured"] == "smallest statistic of the decided D 0.950 (bar 0.90)"
+    # misses short of the optimum (0.731 and 0.142 < 0.90) are said in one phrase, by D
+    short = [{**rows[1], "f_floor_min_cos2": 0.731}, {**rows[1], "D": 8, "f_floor_min_cos2": 0.142}]
+    row = dynamics.alignment(Crafted(dynamics=pd.DataFrame([*short, rows[0]])), CONFIG)[0]
+    assert row["reading"] == "f to its rank-D optimum (post hoc): D = 4 0.731, D = 8 0.142"
 
 
 def _verdict_row(prediction, world, verdict, value=math.nan) -> dict:
@@ -243,16 +247,16 @@ def test_a_grid_that_cannot_decide_is_undecidable_with_its_reason():
     assert rows["W1"]["verdict"] == Verdict.UNRESOLVED
     assert rows["W1"]["decidable"] == "no"
     assert rows["W1"]["why"] == widths.UNDECIDABLE[wv.FEWER_WIDTHS]
-    assert rows["W1"]["reading"] == "f 0.28 → 0.0012 (widths 2 → 16)"
+    assert rows["W1"]["reading"] == "f 0.28 → 0.0012 (widths 2–16)"
     # the reused width-128 cell did not converge (its 2x budget moves it): no miss on it
     assert rows["W3"]["verdict"] == Verdict.NOT_CONVERGED
     assert rows["W3"]["reading"] == (
-        "floor 0.00046; above it f 2e-05 → 8e-06 (widths 8 → 32); 128 unconverged "
+        "floor 0.00046; above it f 2e-05 → 8e-06 (widths 8–32); 128 unconverged "
         "(2× budget: cos² 0.10→0.20); rule: fails"
     )
     # W4 reads the LCGM's floor (and its 2× budget) beside the approximation part
     assert rows["W4"]["reading"] == (
-        "floor 0.0065 (0.0044 at 2× steps); f 0.28 → 0.0012 (widths 2 → 16)"
+        "floor 0.0065 (0.0044 at 2× steps); f 0.28 → 0.0012 (widths 2–16)"
     )
     assert rows["W4"]["registered"] == "2026-12-04" and rows["W1"]["registered"] == "2026-12-01"
     # W5 is the paper's claim (Table 2's LCGM row), its parts the towers' readings
@@ -270,7 +274,7 @@ def test_a_grid_that_cannot_decide_is_undecidable_with_its_reason():
         dyn["budget_agrees"] = agrees
         rows = rows_of()
         assert rows["W3"]["verdict"] == Verdict.FAILS
-        assert rows["W3"]["reading"] == "floor 0.00046; above it f 2e-05 → 8e-06 (widths 8 → 32)"
+        assert rows["W3"]["reading"] == "floor 0.00046; above it f 2e-05 → 8e-06 (widths 8–32)"
 
 
 def test_a_claim_made_of_worlds_is_one_row_showing_its_parts():

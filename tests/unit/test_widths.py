@@ -750,7 +750,8 @@ def test_w7_reports_the_cell_furthest_above_the_floor_and_why_it_is_open():
     assert row["value"] == pytest.approx(0.11, rel=1e-9)
     half = 4.302652729911275 * 0.05 / np.sqrt(3)
     assert (row["lo"], row["hi"]) == pytest.approx((0.11 - half, 0.11 + half), rel=1e-6)
-    assert "straddle 10%: g 8 [" in row["measured"] and "f 8 [" not in row["measured"]
+    assert "; g 8 [" in row["measured"] and "f 8 [" not in row["measured"]
+    assert row["measured"].endswith(" 10%") and "straddle" in row["measured"]
 
 
 @pytest.mark.parametrize("zero", [4.3e-19, 0.0, -4.3e-19])

@@ -82,9 +82,8 @@ def w1(fits, eps, level) -> dict:
     ):
         verdict = ONE_SEGMENT
         measured = (
-            f"grid segments the levels every seed reaches fall in: f {int(f['n_segments'])}, "
-            f"g {int(g['n_segments'])} (an exponent from one segment is a power law by "
-            f"construction)"
+            f"grid segments holding the levels every seed reaches: f {int(f['n_segments'])}, "
+            f"g {int(g['n_segments'])} (a power law fits one segment exactly)"
         )
         lo = hi = mean = math.nan
     elif not (math.isfinite(lo) and math.isfinite(hi)):

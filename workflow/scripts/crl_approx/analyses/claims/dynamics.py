@@ -28,7 +28,7 @@ def alignment(t, config) -> list[dict]:
     for objective, rows in d.groupby("objective", sort=False):
         registered = _parts(rows, "alignment_verdict_pre_registered")
         gated = _parts(rows, "alignment_verdict")
-        said = []
+        said, short = [], []
         for r in rows.itertuples():
             v = as_verdict(r.alignment_verdict)
             if v == Verdict.FAILS and r.f_floor_min_cos2 >= bar:
@@ -37,9 +37,9 @@ def alignment(t, config) -> list[dict]:
                     f"({r.f_floor_min_cos2:.3f}), itself {r.floor_f_min_cos2:.3f} to ψ"
                 )
             elif v == Verdict.FAILS:
-                said.append(
-                    f"D = {r.D} (post hoc, f): {r.f_floor_min_cos2:.3f} to the rank-{r.D} optimum"
-                )
+                short.append(f"D = {r.D} {r.f_floor_min_cos2:.3f}")
+        if short:  # the misses short of the optimum, in one phrase
+            said.append("f to its rank-D optimum (post hoc): " + ", ".join(short))
         stuck = [
             r.D
             for r in rows.itertuples()

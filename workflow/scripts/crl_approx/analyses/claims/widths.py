@@ -28,7 +28,7 @@ UNDECIDABLE = {
 
 def _ends(t, world: str) -> str:
     """Each tower's approximation part at its narrowest and widest grid width below the widest
-    cell, "f 0.28 → 0.0012, g 0.64 → 0.0019 (widths 2 → 16)"."""
+    cell, "f 0.28 → 0.0012, g 0.64 → 0.0019 (widths 2–16)"."""
     w = t["widths"]
     w = w[(w["world"] == world) & w["tower"].isin(["f", "g"]) & ~w["widest"].astype(bool)]
     parts, grid = [], set()
@@ -40,19 +40,20 @@ def _ends(t, world: str) -> str:
     text = ", ".join(parts)
     if len(grid) == 1:
         lo, hi = grid.pop()
-        text += f" (widths {lo} → {hi})"
+        text += f" (widths {lo}–{hi})"
     return text
 
 
-def _floor(t, world: str) -> str:
-    """The world's floor in a few words: "floor 0.0065 (0.0044 at 2× steps)", "floor 4.6e-04"."""
+def _floor(t, world: str, budget: bool = True) -> str:
+    """The world's floor in a few words: "floor 0.0065 (0.0044 at 2× steps)", "floor 4.6e-04"
+    (without the doubled budget's where ``budget`` is false: a reading that says how it moved)."""
     f = t["widths_floors"]
     f = f[f["world"] == world]
     if f.empty:
         return ""
     r = f.iloc[0]
     text = f"floor {r['floor']:.2g}"
-    if math.isfinite(r["budget_excess"]):
+    if budget and math.isfinite(r["budget_excess"]):
         text += f" ({r['budget_excess']:.2g} at 2× steps)"
     return text
 
@@ -126,7 +127,8 @@ def _reading(t, r, config) -> tuple[str, Verdict]:
     if r.prediction in ("W5", "W6"):
         return _dims(t, ("f", "g") if r.prediction == "W5" else ("g",)) + _moved(t, r), verdict
     if r.prediction == "W4":
-        return _floor(t, "lcgm") + "; " + _ends(t, "lcgm") + _moved(t, r), verdict
+        moved = _moved(t, r)
+        return _floor(t, "lcgm", budget=not moved) + "; " + _ends(t, "lcgm") + moved, verdict
     if r.world == "lcgm":
         return _ends(t, r.world) + _moved(t, r), verdict
     reading = _ends(t, r.world)
