@@ -219,7 +219,7 @@ def w7(runs, cells, level) -> dict:
     if not floor > 0:  # a world whose rank-D floor is 0 has no relative tolerance to read
         return _no_levels("W7", "gmm", statement, f"the exact floor is {floor:g}: no 10 % of it")
     bar = CLOSE_TOLERANCE * floor
-    parts, worst, texts, open_ = [], None, [], []
+    parts, worst, texts, open_ = [], None, {}, []
     for (tower, width), g in gmm[gmm["width"] >= W7_WIDTH].groupby(["tower", "width"]):
         mean = float(g["approx"].mean())
         lo, hi = powerlaw.t_interval(mean, g["approx"].to_numpy(), level)
@@ -227,14 +227,16 @@ def w7(runs, cells, level) -> dict:
         if not math.isfinite(hi):
             v = Verdict.HOLDS if mean <= bar else Verdict.FAILS
         parts.append(v)
-        texts.append(f"{tower} {width} {mean / floor:.1%}")
+        texts.setdefault(tower, []).append(f"{width} {mean / floor:.1%}")
         if v == Verdict.UNRESOLVED:
             open_.append(f"{tower} {width} [{lo / floor:.1%}, {hi / floor:.1%}]")
         if worst is None or mean / floor > worst[0]:  # the cell furthest above: its interval
             worst = (mean / floor, lo / floor, hi / floor)
     at = cells[(cells["world"] == "gmm") & (cells["width"] >= W7_WIDTH)]
     converged = bool(at["converged"].all())
-    measured = "approximation part / floor: " + ", ".join(texts)
+    measured = "approximation part / floor: " + "; ".join(
+        f"{tower} {', '.join(each)}" for tower, each in texts.items()
+    )
     if combine(parts) == Verdict.UNRESOLVED:  # why the data leave it open
         measured += "; " + ", ".join(open_) + f" straddle{'s' * (len(open_) == 1)} "
         measured += f"{CLOSE_TOLERANCE:.0%}"
