@@ -60,3 +60,26 @@ def test_the_rank_one_floor_equals_a_direct_minimisation_over_rank_one_scores():
     assert direct == pytest.approx(floor, rel=1e-5)
     # and a rank-one score is far from the rank-two optimum on this mixture
     assert rank_d_floor(spec, 2, TAU)["rank_d_floor_excess_risk"] < 0.2 * floor
+
+
+def test_the_in_place_softmax_agrees_with_scipys():
+    """floor._softmax_rows (one exp pass, in place) against scipy's logsumexp and softmax, a second
+    implementation, on rows spanning 850 nats (entries far below exp's float64 range underflow to
+    a probability of 0 in both)."""
+    from scipy.special import logsumexp, softmax
+
+    from crl_approx.numerics.floor import _softmax_rows
+
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-800.0, 50.0, size=(7, 300))
+    a[3] = 1e3  # a constant row: lse = 1e3 + log 300, a uniform softmax
+    p = a.copy()
+    lse = _softmax_rows(p)
+    np.testing.assert_allclose(lse, logsumexp(a, axis=1), rtol=1e-14)
+    np.testing.assert_allclose(p, softmax(a, axis=1), rtol=1e-12, atol=1e-300)
+    assert lse[3] == pytest.approx(1e3 + np.log(300), rel=1e-15)
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, rtol=1e-14)
+    w = rng.uniform(0.1, 2.0, size=7)  # the weighted form: w_i times row i's softmax
+    q = a.copy()
+    assert np.array_equal(_softmax_rows(q, w), lse)
+    np.testing.assert_allclose(q, w[:, None] * softmax(a, axis=1), rtol=1e-12, atol=1e-300)

@@ -31,7 +31,6 @@ import time
 import numpy as np
 import pandas as pd
 from scipy.optimize import minimize
-from scipy.special import logsumexp
 
 from ..models.gmm import GaussianMixture
 from .spectrum import OperatorSpectrum, infonce_loss, operator_spectrum
@@ -39,10 +38,35 @@ from .spectrum import OperatorSpectrum, infonce_loss, operator_spectrum
 log = logging.getLogger(__name__)
 
 
+def _softmax_rows(a, weights=None):
+    """Each row's log-sum-exp; ``a`` itself becomes the rows' softmax, times ``weights`` (one per
+    row) where given (in place: one pass of exp and no temporaries the size of the grid, which the
+    L-BFGS evaluations were mostly made of)."""
+    m = a.max(axis=1)
+    a -= m[:, None]
+    np.exp(a, out=a)
+    z = a.sum(axis=1)
+    if weights is None:
+        a /= z[:, None]
+    else:
+        a *= (weights / z)[:, None]
+    return m + np.log(z)
+
+
+def _logits(f, g, log_wy, tau):
+    """The rows' logits s/τ + log w_j, and the score s = F Gᵀ."""
+    s = f @ g.T
+    a = s / tau
+    a += log_wy[None, :]
+    return a, s
+
+
 def _row_loss(f, g, wx, log_wy, joint, tau):
     """Each node x_i's term of the loss: τ w_i lse_j(f_i·g_j/τ + log w_j) − Σ_j J_ij f_i·g_j."""
-    s = f @ g.T
-    return tau * wx * logsumexp(s / tau + log_wy[None, :], axis=1) - np.sum(joint * s, axis=1)
+    a, s = _logits(f, g, log_wy, tau)
+    lse = _softmax_rows(a)
+    s *= joint
+    return tau * wx * lse - s.sum(axis=1)
 
 
 def _ridge(h):
@@ -55,8 +79,8 @@ def newton_f(f, g, wx, log_wy, joint, tau, steps: int = 20):
     """Minimise over F with G fixed: an independent convex problem per row, Newton steps with a
     per-row backtracking line search (a row that cannot improve keeps its value)."""
     for _ in range(steps):
-        a = f @ g.T / tau + log_wy[None, :]
-        p = np.exp(a - logsumexp(a, axis=1)[:, None])
+        p, _ = _logits(f, g, log_wy, tau)
+        _softmax_rows(p)
         m = p @ g
         grad = wx[:, None] * m - joint @ g
         d = g.shape[1]
@@ -65,11 +89,14 @@ def newton_f(f, g, wx, log_wy, joint, tau, steps: int = 20):
         step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
         l0 = _row_loss(f, g, wx, log_wy, joint, tau)
         t = np.ones(f.shape[0])
+        rows = np.arange(f.shape[0])  # the rows still halving their step (rows are independent)
         for _ in range(40):
-            worse = _row_loss(f - t[:, None] * step, g, wx, log_wy, joint, tau) > l0
+            trial = f[rows] - t[rows, None] * step[rows]
+            worse = _row_loss(trial, g, wx[rows], log_wy, joint[rows], tau) > l0[rows]
             if not worse.any():
                 break
-            t[worse] *= 0.5
+            rows = rows[worse]
+            t[rows] *= 0.5
         new = f - t[:, None] * step
         l1 = _row_loss(new, g, wx, log_wy, joint, tau)
         f = np.where((l1 <= l0)[:, None], new, f)
@@ -83,8 +110,8 @@ def newton_g(f, g, wx, log_wy, joint, tau, steps: int = 20):
     block-diagonal Newton steps, one D × D block per node y_j, and a backtracking line search."""
     total = lambda gg: float(np.sum(_row_loss(f, gg, wx, log_wy, joint, tau)))  # noqa: E731
     for _ in range(steps):
-        a = f @ g.T / tau + log_wy[None, :]
-        p = np.exp(a - logsumexp(a, axis=1)[:, None])
+        p, _ = _logits(f, g, log_wy, tau)
+        _softmax_rows(p)
         wp = wx[:, None] * p
         grad = (wp - joint).T @ f
         d = f.shape[1]
@@ -126,11 +153,10 @@ def rank_d_floor(
     def value_and_grad(p):
         f = p[: kx * d].reshape(kx, d) / sx[:, None]
         g = p[kx * d :].reshape(ky, d) / sy[:, None]
-        s = f @ g.T
-        a = s / tau + log_wy[None, :]
-        lse = logsumexp(a, axis=1)
-        loss = tau * (wx @ lse) - np.sum(joint * s)
-        ds = wx[:, None] * np.exp(a - lse[:, None]) - joint  # dL/ds
+        ds, s = _logits(f, g, log_wy, tau)
+        lse = _softmax_rows(ds, wx)
+        loss = tau * (wx @ lse) - np.vdot(joint, s)
+        ds -= joint  # dL/ds = w_i softmax_j − J_ij
         grad = np.concatenate(
             [((ds @ g) / sx[:, None]).ravel(), ((ds.T @ f) / sy[:, None]).ravel()]
         )
@@ -240,10 +266,11 @@ def recombination_excess(spec: OperatorSpectrum, f, g, tau: float, max_iter: int
 
     def value_and_grad(b):
         s = fb @ b.reshape(shape) @ gb.T
-        a = s / tau + log_wy[None, :]
-        lse = logsumexp(a, axis=1)
-        ds = wx[:, None] * np.exp(a - lse[:, None]) - joint
-        return tau * (wx @ lse) - np.sum(joint * s), (fb.T @ ds @ gb).ravel()
+        ds = s / tau
+        ds += log_wy[None, :]
+        lse = _softmax_rows(ds, wx)
+        ds -= joint
+        return tau * (wx @ lse) - np.vdot(joint, s), (fb.T @ ds @ gb).ravel()
 
     b0 = (cf.T @ cg).ravel()  # f gᵀ = fb (cfᵀ cg) gbᵀ
     res = minimize(value_and_grad, b0, jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
