@@ -4,7 +4,7 @@ thread:
 
   before     glibc's default allocator, autograd's step (CRL_DEFAULT_ALLOCATOR=1,
              CRL_AUTOGRAD_STEP=1);
-  allocator  the jobs' allocator setting (crl_approx.training.host.configure_allocator), autograd;
+  allocator  the jobs' allocator setting (crl_approx.runtime.configure_allocator), autograd;
   after      the allocator setting and the hand-written steps (crl_approx.training.manual), what
              the training jobs run (the cosine score keeps autograd).
 

@@ -83,3 +83,73 @@ def test_the_in_place_softmax_agrees_with_scipys():
     q = a.copy()
     assert np.array_equal(_softmax_rows(q, w), lse)
     np.testing.assert_allclose(q, w[:, None] * softmax(a, axis=1), rtol=1e-12, atol=1e-300)
+
+
+def _small_problem(seed=1, nx=6, ny=7, d=2):
+    rng = np.random.default_rng(seed)
+    wx, wy = rng.dirichlet(np.ones(nx)), rng.dirichlet(np.ones(ny))
+    joint = wx[:, None] * wy[None, :] * np.exp(rng.normal(0, 0.5, size=(nx, ny)))
+    f, g = rng.normal(size=(nx, d)), rng.normal(size=(ny, d))
+    return f, g, wx, np.log(wy), joint / joint.sum(), TAU
+
+
+def test_the_loss_gradients_match_central_differences():
+    """floor._loss_and_grads, the L-BFGS objective's gradients, against central differences of
+    the loss (a second method), on a small random problem; and its loss is the row losses' sum."""
+    from crl_approx.numerics.floor import _loss_and_grads, _row_loss
+
+    f, g, wx, log_wy, joint, tau = _small_problem()
+    loss, gf, gg = _loss_and_grads(f, g, wx, log_wy, joint, tau)
+    assert loss == pytest.approx(_row_loss(f, g, wx, log_wy, joint, tau).sum(), rel=1e-13)
+    h = 1e-6
+    for x, grad, which in ((f, gf, 0), (g, gg, 1)):
+        num = np.zeros_like(x)
+        for idx in np.ndindex(x.shape):
+            e = np.zeros_like(x)
+            e[idx] = h
+            args = [(f + e, g), (f - e, g)] if which == 0 else [(f, g + e), (f, g - e)]
+            up, down = (_loss_and_grads(a, b, wx, log_wy, joint, tau)[0] for a, b in args)
+            num[idx] = (up - down) / (2 * h)
+        np.testing.assert_allclose(grad, num, rtol=1e-6, atol=1e-9)
+
+
+def test_the_newton_line_search_on_the_rows_still_halving_equals_the_all_rows_search():
+    """newton_f re-evaluates only the rows whose trial step is still worse; the search it replaced
+    (every row re-evaluated at every halving), written out here with the same row loss and Newton
+    step, must give the same rows: each row's search is independent of the others'. The problem
+    is set far from its optimum so that rows halve their steps a different number of times."""
+    from crl_approx.numerics.floor import _logits, _ridge, _row_loss, _softmax_rows, newton_f
+
+    halvings = set()
+
+    def all_rows(f, g, wx, log_wy, joint, tau, steps=20):
+        for _ in range(steps):
+            p, _ = _logits(f, g, log_wy, tau)
+            _softmax_rows(p)
+            m = p @ g
+            grad = wx[:, None] * m - joint @ g
+            d = g.shape[1]
+            egg = (p @ (g[:, :, None] * g[:, None, :]).reshape(-1, d * d)).reshape(-1, d, d)
+            hess = _ridge((wx / tau)[:, None, None] * (egg - m[:, :, None] * m[:, None, :]))
+            step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
+            l0 = _row_loss(f, g, wx, log_wy, joint, tau)
+            t = np.ones(f.shape[0])
+            for _ in range(40):
+                worse = _row_loss(f - t[:, None] * step, g, wx, log_wy, joint, tau) > l0
+                if not worse.any():
+                    break
+                t[worse] *= 0.5
+            halvings.add(tuple(np.unique(t)))
+            new = f - t[:, None] * step
+            l1 = _row_loss(new, g, wx, log_wy, joint, tau)
+            f = np.where((l1 <= l0)[:, None], new, f)
+            if np.all(l0 - l1 <= 1e-17):
+                break
+        return f
+
+    f, g, wx, log_wy, joint, tau = _small_problem(seed=2, nx=9, ny=8, d=3)
+    f = 6.0 * f
+    ours, theirs = newton_f(f, g, wx, log_wy, joint, tau), all_rows(f, g, wx, log_wy, joint, tau)
+    assert any(len(ts) > 1 for ts in halvings)  # some step halved some rows more than others
+    np.testing.assert_allclose(ours, theirs, rtol=1e-13, atol=1e-15)
+    assert not np.allclose(ours, f)  # the search moved the rows

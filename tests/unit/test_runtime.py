@@ -131,3 +131,27 @@ def test_a_jobs_phases_count_their_own_cpu_and_the_run_record_sums_them(tmp_path
         assert rec["write"] < 0.05
     rule = job_times(tmp_path / "benchmarks")["t"]["phase_cpu_s"]
     assert rule["steps"] == pytest.approx(first["steps"] + second["steps"], abs=0.01)
+
+
+@pytest.mark.parametrize("default", ["1", "0"])
+def test_every_job_sets_the_allocator_unless_told_not_to(tmp_path, monkeypatch, default):
+    """rule_logging calls configure_allocator (glibc: it takes) unless CRL_DEFAULT_ALLOCATOR=1,
+    and the job's log says which allocator the job ran with."""
+    import sys
+
+    from crl_approx import runtime
+
+    if not sys.platform.startswith("linux"):
+        pytest.skip("glibc's mallopt: Linux only")
+    calls = []
+    monkeypatch.setattr(runtime, "configure_allocator", lambda: calls.append(1) or True)
+    monkeypatch.setenv("CRL_DEFAULT_ALLOCATOR", default)
+    smk = fake_job(tmp_path, "r", f"alloc{default}")
+    with runtime.rule_logging(smk):
+        pass
+    with open(smk.log[0], encoding="utf-8") as fh:
+        text = fh.read()
+    if default == "1":
+        assert not calls and "allocator: glibc's default" in text
+    else:
+        assert calls == [1] and "allocator: heap up to 32 MiB, kept" in text

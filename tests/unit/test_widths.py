@@ -750,8 +750,11 @@ def test_w7_reports_the_cell_furthest_above_the_floor_and_why_it_is_open():
     assert row["value"] == pytest.approx(0.11, rel=1e-9)
     half = 4.302652729911275 * 0.05 / np.sqrt(3)
     assert (row["lo"], row["hi"]) == pytest.approx((0.11 - half, 0.11 + half), rel=1e-6)
-    assert "; g 8 [" in row["measured"] and "f 8 [" not in row["measured"]
-    assert row["measured"].endswith(" 10%") and "straddle" in row["measured"]
+    assert "(g 8 [" in row["measured"] and "f 8 [" not in row["measured"]
+    assert row["measured"].endswith("] straddle 10%)")  # two cells open: g 8 and g 128
+    # the shares grouped by tower: f's then g's, each width once with its share
+    assert row["measured"].startswith("approximation part / floor: f 8: 3.0%")
+    assert "; g 8: 11.0%" in row["measured"]
 
 
 @pytest.mark.parametrize("zero", [4.3e-19, 0.0, -4.3e-19])

@@ -95,8 +95,8 @@ def configure_allocator() -> bool:
     """Keep a job's freshly allocated arrays in glibc's heap; every job sets it
     (:func:`rule_logging`). By default every block above glibc's (dynamic) mmap threshold is a
     fresh mmap whose first touch page-faults: 400–550 faults per sampled training step, 6–10 % of
-    its CPU in the kernel, and in the smoothness floor's L-BFGS about 40 % of the job's CPU
-    (benchmarks/allocator.py). The numbers do not change (an allocator places memory, it computes
+    its CPU in the kernel, and about a third of the smoothness floor's CPU
+    (benchmarks/allocator.json). The numbers do not change (an allocator places memory, it computes
     nothing: tests/unit/test_allocator.py runs a training job and the floor with and without it,
     bitwise equal). Returns whether the settings took (False off glibc)."""
     import ctypes
@@ -134,7 +134,8 @@ def rule_logging(smk):
     for name, value in dict(smk.params).items():
         log.info("param %s = %r", name, value)
     log.info("threads = %d", smk.threads)
-    log.info("allocator: %s", "heap up to 32 MiB, kept" if allocator else "glibc's default")
+    kept = f"heap up to {ALLOCATOR[M_MMAP_THRESHOLD] >> 20} MiB, kept"
+    log.info("allocator: %s", kept if allocator else "glibc's default")
     try:
         with job(smk.rule, dict(smk.wildcards), dict(smk.params)):
             yield log

@@ -227,7 +227,7 @@ def w7(runs, cells, level) -> dict:
         if not math.isfinite(hi):
             v = Verdict.HOLDS if mean <= bar else Verdict.FAILS
         parts.append(v)
-        texts.setdefault(tower, []).append(f"{width} {mean / floor:.1%}")
+        texts.setdefault(tower, []).append(f"{width}: {mean / floor:.1%}")
         if v == Verdict.UNRESOLVED:
             open_.append(f"{tower} {width} [{lo / floor:.1%}, {hi / floor:.1%}]")
         if worst is None or mean / floor > worst[0]:  # the cell furthest above: its interval
@@ -238,8 +238,8 @@ def w7(runs, cells, level) -> dict:
         f"{tower} {', '.join(each)}" for tower, each in texts.items()
     )
     if combine(parts) == Verdict.UNRESOLVED:  # why the data leave it open
-        measured += "; " + ", ".join(open_) + f" straddle{'s' * (len(open_) == 1)} "
-        measured += f"{CLOSE_TOLERANCE:.0%}"
+        measured += " (" + ", ".join(open_) + f" straddle{'s' * (len(open_) == 1)} "
+        measured += f"{CLOSE_TOLERANCE:.0%})"
     return {
         "prediction": "W7",
         "world": "gmm",

@@ -38,18 +38,19 @@ from .spectrum import OperatorSpectrum, infonce_loss, operator_spectrum
 log = logging.getLogger(__name__)
 
 
-def _softmax_rows(a, weights=None):
+def _softmax_rows(a, weights=None, normalize: bool = True):
     """Each row's log-sum-exp; ``a`` itself becomes the rows' softmax, times ``weights`` (one per
     row) where given (in place: one pass of exp and no temporaries the size of the grid, which the
-    L-BFGS evaluations were mostly made of)."""
+    L-BFGS evaluations were mostly made of). With ``normalize`` false, ``a`` is left at
+    exp(a − max of its row) (a caller that needs only the log-sum-exp saves a pass)."""
     m = a.max(axis=1)
     a -= m[:, None]
     np.exp(a, out=a)
     z = a.sum(axis=1)
-    if weights is None:
-        a /= z[:, None]
-    else:
+    if weights is not None:
         a *= (weights / z)[:, None]
+    elif normalize:
+        a /= z[:, None]
     return m + np.log(z)
 
 
@@ -64,9 +65,19 @@ def _logits(f, g, log_wy, tau):
 def _row_loss(f, g, wx, log_wy, joint, tau):
     """Each node x_i's term of the loss: τ w_i lse_j(f_i·g_j/τ + log w_j) − Σ_j J_ij f_i·g_j."""
     a, s = _logits(f, g, log_wy, tau)
-    lse = _softmax_rows(a)
+    lse = _softmax_rows(a, normalize=False)
     s *= joint
     return tau * wx * lse - s.sum(axis=1)
+
+
+def _loss_and_grads(f, g, wx, log_wy, joint, tau):
+    """The loss Σ_i (τ w_i lse_i − Σ_j J_ij s_ij) at s = F Gᵀ, and its gradients in F and G
+    (through dL/ds = w_i softmax_j − J_ij)."""
+    ds, s = _logits(f, g, log_wy, tau)
+    lse = _softmax_rows(ds, wx)
+    loss = tau * (wx @ lse) - np.vdot(joint, s)
+    ds -= joint  # dL/ds
+    return loss, ds @ g, ds.T @ f
 
 
 def _ridge(h):
@@ -153,14 +164,8 @@ def rank_d_floor(
     def value_and_grad(p):
         f = p[: kx * d].reshape(kx, d) / sx[:, None]
         g = p[kx * d :].reshape(ky, d) / sy[:, None]
-        ds, s = _logits(f, g, log_wy, tau)
-        lse = _softmax_rows(ds, wx)
-        loss = tau * (wx @ lse) - np.vdot(joint, s)
-        ds -= joint  # dL/ds = w_i softmax_j − J_ij
-        grad = np.concatenate(
-            [((ds @ g) / sx[:, None]).ravel(), ((ds.T @ f) / sy[:, None]).ravel()]
-        )
-        return loss, grad
+        loss, gf, gg = _loss_and_grads(f, g, wx, log_wy, joint, tau)
+        return loss, np.concatenate([(gf / sx[:, None]).ravel(), (gg / sy[:, None]).ravel()])
 
     scale = np.sqrt(tau * spec.s[:d])
     f0 = spec.psi(d)[keep_x] * scale * sx[:, None]

@@ -8,7 +8,7 @@ import os
 
 import torch
 
-from ..runtime import ALLOCATOR, configure_allocator  # noqa: F401 (re-exported)
+from ..runtime import configure_allocator
 
 log = logging.getLogger(__name__)
 

@@ -37,9 +37,9 @@ def alignment(t, config) -> list[dict]:
                     f"({r.f_floor_min_cos2:.3f}), itself {r.floor_f_min_cos2:.3f} to ψ"
                 )
             elif v == Verdict.FAILS:
-                short.append(f"D = {r.D} {r.f_floor_min_cos2:.3f}")
+                short.append(f"D = {r.D}: {r.f_floor_min_cos2:.3f}")
         if short:  # the misses short of the optimum, in one phrase
-            said.append("f to its rank-D optimum (post hoc): " + ", ".join(short))
+            said.append("smallest cos², f to rank-D optimum (post hoc): " + ", ".join(short))
         stuck = [
             r.D
             for r in rows.itertuples()
