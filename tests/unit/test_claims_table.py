@@ -171,7 +171,7 @@ def test_a_registered_fail_stays_registered_and_the_reading_names_the_optimum():
     # misses short of the optimum (0.731 and 0.142 < 0.90) are said in one phrase, by D
     short = [{**rows[1], "f_floor_min_cos2": 0.731}, {**rows[1], "D": 8, "f_floor_min_cos2": 0.142}]
     row = dynamics.alignment(Crafted(dynamics=pd.DataFrame([*short, rows[0]])), CONFIG)[0]
-    said = "smallest cos², f to rank-D optimum (post hoc): D = 4: 0.731, D = 8: 0.142"
+    said = "post-hoc f, smallest cos² to rank-D optimum: D = 4: 0.731, D = 8: 0.142"
     assert row["reading"] == said
 
 

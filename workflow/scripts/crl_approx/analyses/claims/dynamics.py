@@ -39,7 +39,7 @@ def alignment(t, config) -> list[dict]:
             elif v == Verdict.FAILS:
                 short.append(f"D = {r.D}: {r.f_floor_min_cos2:.3f}")
         if short:  # the misses short of the optimum, in one phrase
-            said.append("smallest cos², f to rank-D optimum (post hoc): " + ", ".join(short))
+            said.append("post-hoc f, smallest cos² to rank-D optimum: " + ", ".join(short))
         stuck = [
             r.D
             for r in rows.itertuples()
