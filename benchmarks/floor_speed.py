@@ -36,8 +36,11 @@ def child(repo: Path, cell: str, beta: float, dims: list[int]) -> dict:
     sys.path.insert(0, str(repo / "workflow" / "scripts"))
     import yaml
 
+    import crl_approx
     from crl_approx.runtime import configure_allocator
 
+    # the code measured is the one asked for, not an installed or a neighbouring copy
+    assert Path(crl_approx.__file__).resolve().is_relative_to(repo.resolve()), crl_approx.__file__
     configure_allocator()
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     before = resource.getrusage(resource.RUSAGE_SELF)
