@@ -95,10 +95,11 @@ def configure_allocator() -> bool:
     """Keep a job's freshly allocated arrays in glibc's heap; every job sets it
     (:func:`rule_logging`). By default every block above glibc's (dynamic) mmap threshold is a
     fresh mmap whose first touch page-faults: 400–550 faults per sampled training step, 6–10 % of
-    its CPU in the kernel, and about a third of the smoothness floor's CPU
-    (benchmarks/allocator.json). The numbers do not change (an allocator places memory, it computes
-    nothing: tests/unit/test_allocator.py runs a training job and the floor with and without it,
-    bitwise equal). Returns whether the settings took (False off glibc)."""
+    its CPU in the kernel, and a third of the smoothness floor's CPU before its solver worked in
+    place (CHANGELOG 1.10.1; benchmarks/allocator.json measures the current code). The numbers do
+    not change (an allocator places memory, it computes nothing: tests/unit/test_allocator.py runs
+    a training job and the floor with and without it, bitwise equal). Returns whether the
+    settings took (False off glibc)."""
     import ctypes
     import ctypes.util
 
