@@ -51,8 +51,9 @@ def test_the_same_steps_give_the_same_bits_with_either_allocator(cell):
 
 
 def test_the_floor_gives_the_same_table_with_either_allocator():
-    """Experiment S's floor (L-BFGS on the quadrature grid), small grid: the same bits, and the
-    faults of its freshly allocated arrays gone."""
+    """Experiment S's floor (L-BFGS on the quadrature grid), small grid: the same bits with either
+    allocator, and fewer page faults with the setting (since 1.11.0 the solver works in place, so
+    few are left to remove: 3745 with glibc's default, 1237 with the setting, measured)."""
     script = REPO / "benchmarks" / "allocator.py"
     small = {"floor_panels": 30, "floor_iterations": 50, "floor_newton_rounds": 1}
     runs = {}
@@ -77,5 +78,4 @@ def test_the_floor_gives_the_same_table_with_either_allocator():
         )
         runs[default] = json.loads(out.stdout.strip().splitlines()[-1])
     assert runs[True]["table_sha256"] == runs[False]["table_sha256"]
-    assert runs[True]["faults"] > 10_000
-    assert runs[False]["faults"] < runs[True]["faults"] / 10
+    assert runs[False]["faults"] < runs[True]["faults"]
