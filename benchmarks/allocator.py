@@ -36,10 +36,10 @@ def child(cell: str, beta: float, dims: list[int], overrides: dict) -> dict:
     sys.path.insert(0, str(SCRIPTS))
     import yaml
 
-    from crl_approx.runtime import configure_allocator
+    from crl_approx.runtime import use_job_allocator
 
-    if os.environ.get("CRL_DEFAULT_ALLOCATOR") != "1":
-        assert configure_allocator(), "mallopt did not take"
+    if not use_job_allocator():
+        assert os.environ.get("CRL_DEFAULT_ALLOCATOR") == "1", "mallopt did not take"
     from crl_approx.numerics import smoothness
 
     config = yaml.safe_load((REPO / "config" / "config.yaml").read_text())

@@ -118,20 +118,13 @@ def test_the_newton_line_search_on_the_rows_still_halving_equals_the_all_rows_se
     (every row re-evaluated at every halving), written out here with the same row loss and Newton
     step, must give the same rows: each row's search is independent of the others'. The problem
     is set far from its optimum so that rows halve their steps a different number of times."""
-    from crl_approx.numerics.floor import _logits, _ridge, _row_loss, _softmax_rows, newton_f
+    from crl_approx.numerics.floor import _row_loss, newton_f, newton_f_step
 
     halvings = set()
 
     def all_rows(f, g, wx, log_wy, joint, tau, steps=20):
         for _ in range(steps):
-            p, _ = _logits(f, g, log_wy, tau)
-            _softmax_rows(p)
-            m = p @ g
-            grad = wx[:, None] * m - joint @ g
-            d = g.shape[1]
-            egg = (p @ (g[:, :, None] * g[:, None, :]).reshape(-1, d * d)).reshape(-1, d, d)
-            hess = _ridge((wx / tau)[:, None, None] * (egg - m[:, :, None] * m[:, None, :]))
-            step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
+            step = newton_f_step(f, g, wx, log_wy, joint, tau)
             l0 = _row_loss(f, g, wx, log_wy, joint, tau)
             t = np.ones(f.shape[0])
             for _ in range(40):

@@ -112,6 +112,13 @@ def configure_allocator() -> bool:
     return all(mallopt(param, value) == 1 for param, value in ALLOCATOR.items())
 
 
+def use_job_allocator() -> bool:
+    """The jobs' allocator setting (:func:`configure_allocator`), unless CRL_DEFAULT_ALLOCATOR=1
+    (the benchmarks compare glibc's default against it): whether the setting is in place. Called
+    by every job (:func:`rule_logging`) and by a training step's set-up outside a job."""
+    return os.environ.get("CRL_DEFAULT_ALLOCATOR") != "1" and configure_allocator()
+
+
 @contextlib.contextmanager
 def rule_logging(smk):
     """Send logging and stderr to ``smk.log[0]``; log the rule, its parameters and its wall time.
@@ -128,7 +135,7 @@ def rule_logging(smk):
     root.setLevel(logging.INFO)
     logging.captureWarnings(True)
     startup = sum(cpu_seconds())  # the interpreter, Snakemake's preamble and the imports so far
-    allocator = os.environ.get("CRL_DEFAULT_ALLOCATOR") != "1" and configure_allocator()
+    allocator = use_job_allocator()
     _phases.clear()
     t0 = time.perf_counter()
     log.info("rule %s (python %s, %s)", smk.rule, platform.python_version(), platform.node())

@@ -86,18 +86,25 @@ def _ridge(h):
     return h + (1e-12 * scale + 1e-300) * np.eye(h.shape[-1])
 
 
+def newton_f_step(f, g, wx, log_wy, joint, tau):
+    """Each row's full Newton step for F with G fixed (the D × D Hessian of row i's convex loss,
+    ridged, solved against its gradient)."""
+    p, _ = _logits(f, g, log_wy, tau)
+    _softmax_rows(p)
+    m = p @ g
+    grad = wx[:, None] * m - joint @ g
+    d = g.shape[1]
+    egg = (p @ (g[:, :, None] * g[:, None, :]).reshape(-1, d * d)).reshape(-1, d, d)
+    hess = _ridge((wx / tau)[:, None, None] * (egg - m[:, :, None] * m[:, None, :]))
+    return np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
+
+
 def newton_f(f, g, wx, log_wy, joint, tau, steps: int = 20):
-    """Minimise over F with G fixed: an independent convex problem per row, Newton steps with a
-    per-row backtracking line search (a row that cannot improve keeps its value)."""
+    """Minimise over F with G fixed: an independent convex problem per row, Newton steps
+    (:func:`newton_f_step`) with a per-row backtracking line search (a row that cannot improve
+    keeps its value)."""
     for _ in range(steps):
-        p, _ = _logits(f, g, log_wy, tau)
-        _softmax_rows(p)
-        m = p @ g
-        grad = wx[:, None] * m - joint @ g
-        d = g.shape[1]
-        egg = (p @ (g[:, :, None] * g[:, None, :]).reshape(-1, d * d)).reshape(-1, d, d)
-        hess = _ridge((wx / tau)[:, None, None] * (egg - m[:, :, None] * m[:, None, :]))
-        step = np.linalg.solve(hess, grad[:, :, None])[:, :, 0]
+        step = newton_f_step(f, g, wx, log_wy, joint, tau)
         l0 = _row_loss(f, g, wx, log_wy, joint, tau)
         t = np.ones(f.shape[0])
         rows = np.arange(f.shape[0])  # the rows still halving their step (rows are independent)

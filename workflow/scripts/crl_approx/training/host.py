@@ -8,7 +8,7 @@ import os
 
 import torch
 
-from ..runtime import configure_allocator
+from ..runtime import use_job_allocator
 
 log = logging.getLogger(__name__)
 
@@ -17,9 +17,8 @@ def configure_threads(threads: int, device: torch.device) -> None:
     """Fix the thread count: on a CPU the kernels used here are deterministic for a fixed thread
     count. On CUDA, also ask for deterministic algorithms (not on CPU: the call imports torch's
     compiler stack, ~6 s, for nothing). Also keeps the step's allocations in the heap
-    (:func:`configure_allocator`)."""
-    if os.environ.get("CRL_DEFAULT_ALLOCATOR") != "1":  # benchmarks/step_levers.py compares
-        configure_allocator()
+    (:func:`~crl_approx.runtime.use_job_allocator`)."""
+    use_job_allocator()  # a job set it already; benchmarks/step_levers.py's children did not
     torch.set_num_threads(max(1, int(threads)))
     # Subnormal floats (Adam's second moments of tiny gradients) are ~100x slower on x86 CPUs;
     # flushing them to zero changes nothing measurable and speeds up late epochs.
