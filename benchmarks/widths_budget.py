@@ -68,14 +68,19 @@ def widths_table(b: pd.DataFrame, b2: pd.DataFrame) -> pd.DataFrame:
 
 
 def job_cpu(run: Path, since: float) -> dict:
-    """CPU seconds of the train_widths jobs whose log was written after ``since`` (the 2B run)."""
+    """CPU seconds of the LCGM's W training jobs (the towers' sweeps, the widest cells) whose log
+    was written after ``since`` (the 2B run)."""
     from crl_approx.render.runrecord import job_cpu as log_cpu
     from crl_approx.render.runrecord import job_times
 
-    logs = [p for p in (run / "logs" / "train_widths").rglob("*.log") if p.stat().st_mtime > since]
+    rules = ("train_widths", "train_widths_widest")
+    logs = [
+        p for r in rules for p in (run / "logs" / r).rglob("*.log") if p.stat().st_mtime > since
+    ]
     cpu = [c[0] for c in map(log_cpu, logs) if c is not None]
-    rec = job_times(run / "benchmarks").get("train_widths", {})
-    return {"jobs": len(cpu), "cpu_s": sum(cpu), "all_train_widths_cpu_s": rec.get("cpu_s")}
+    rec = job_times(run / "benchmarks")
+    total = sum(rec.get(r, {}).get("cpu_s") or 0.0 for r in rules)
+    return {"jobs": len(cpu), "cpu_s": sum(cpu), "all_train_widths_cpu_s": total}
 
 
 def main() -> None:

@@ -37,7 +37,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "workflow" / "scripts"))
 CELL = "results/widths/lcgm/tower~both/width~{width}/budget~{budget}/seed~{seed}/metrics.json"
-LOG = "logs/train_widths/lcgm/tower~both/width~{width}/budget~{budget}.log"
+LOG = "logs/train_widths_widest/lcgm/budget~{budget}.log"  # the widest cell's job (1.12.0)
 
 
 def rerun(work: Path, steps: int, cores: int, targets: list[str]) -> None:
@@ -69,10 +69,7 @@ def measure(work: Path, config: dict, steps: int) -> dict:
     drop = float(diff.mean())
     lo, hi = powerlaw.t_interval(drop, diff, level)
     row = {"widest_excess": float(one.mean()), "budget_drop_lo": lo, "budget_drop_hi": hi}
-    cpu = {
-        b: (job_cpu(work / LOG.format(width=width, budget=b)) or [float("nan")])[0]
-        for b in ("1x", "2x")
-    }
+    cpu = {b: (job_cpu(work / LOG.format(budget=b)) or [float("nan")])[0] for b in ("1x", "2x")}
     return {
         "steps": steps,
         "steps_check": int(n2[0]),

@@ -146,7 +146,7 @@ def test_workflow_runs_through_the_slurm_profile(tmp_path, smoke_run, smoke_plan
     assert sum(expected.values()) < sum(smoke_plan.values()) - smoke_plan["train_digits"]
     # the GPU request travelled with the training jobs only, one GPU per submission, groups too
     training = ("train_encoder", "train_encoder_budget", "train_sample_size", "train_widths")
-    training += ("train_smoothness",)
+    training += ("train_widths_gmm", "train_widths_widest", "train_smoothness")
     training += (DIGITS_GROUP,)
     for job in [j for rule in training for j in rules[rule]]:
         assert re.search(r"gpu[:=]1\b", job.get("TresPerJob", "")), job

@@ -42,7 +42,7 @@ def test_gpu_jobs_never_overlap_while_cpu_jobs_run_beside_them(tmp_path, smoke_p
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     logs = tmp_path / "logs"
     train_rules = ("train_encoder", "train_encoder_budget", "train_sample_size", "train_digits")
-    train_rules += ("train_widths", "train_smoothness")
+    train_rules += ("train_widths", "train_widths_gmm", "train_widths_widest", "train_smoothness")
     train = [job_interval(p) for rule in train_rules for p in sorted((logs / rule).rglob("*.log"))]
     # every CPU-only job: those that need no training (the spectrum, datasets, the noise Monte
     # Carlo) and those that need only part of it (a probe after its D's training) can run while

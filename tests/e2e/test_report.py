@@ -181,9 +181,12 @@ def test_editing_tau_reruns_what_depends_on_it_and_nothing_else(smoke_run):
         "train_digits": 6,
         "assemble_digits": 1,
         "plot_digits": 1,
-        # Experiment W's cells train with τ: per LCGM world (the LCGM, d = 12) f, g at 8 and the
-        # widest cell, the LCGM's widest at 2x, the mixture's f, g at 8 (its widest is above)
-        "train_widths": 9,
+        # Experiment W's cells train with τ: per LCGM world (the LCGM, d = 12) the sweeps of f and
+        # g (width 8 in the smoke grid) and the widest cell, the LCGM's widest at 2x, the
+        # mixture's sweeps of f and g (its widest is above)
+        "train_widths": 4,
+        "train_widths_widest": 3,
+        "train_widths_gmm": 2,
         "assemble_widths": 1,
         "plot_widths": 1,
         # Experiment S: the truncation excess, the floors and the training all use τ (smoke: two

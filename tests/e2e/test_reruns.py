@@ -60,16 +60,18 @@ def test_a_guard_and_a_plot_size_rerun_only_what_reads_them(survey):
     assert survey["lcgm.elbow_fraction"]["reads"] == ["assemble_lcgm"]
 
 
+#: Experiment W's training rules (the towers' sweeps, the mixture's, the LCGM's widest cells)
+W_TRAINING = ("train_widths", "train_widths_gmm", "train_widths_widest")
+
+
 def test_the_lcgm_pool_reruns_no_width_cell(survey):
     """Experiment W's LCGM cells train on a fresh stream and draw their validation and probe-test
     pairs in the job (issue 36): the LCGM pool's size reruns none of them, nor the assembly; the
     stream's steps rerun every LCGM cell (the LCGM's and the dimension sweep's three, the 2x
     cell), for their params, and none of the mixture's."""
-    assert not {"train_widths", "assemble_widths"} & set(survey["lcgm.n_train"]["reruns"])
-    steps = [
-        kind for rule, kind in survey["widths.lcgm_steps"]["planned"] if rule == "train_widths"
-    ]
-    assert steps == ["params"] * 7
+    assert not {*W_TRAINING, "assemble_widths"} & set(survey["lcgm.n_train"]["reruns"])
+    steps = [kind for rule, kind in survey["widths.lcgm_steps"]["planned"] if rule in W_TRAINING]
+    assert steps == ["params"] * 7  # smoke: the LCGM worlds' 2 sweeps and widest cell each, 2x
 
 
 def test_the_plan_does_not_depend_on_the_order_the_run_wrote_its_files(smoke_run):
@@ -86,7 +88,7 @@ def test_the_plan_does_not_depend_on_the_order_the_run_wrote_its_files(smoke_run
     reruns.settle_times(smoke_run)
     rc, out = reruns.dry_run(smoke_run, {"widths": {"gmm_objective": "samples"}})
     assert rc == 0, out[-2000:]
-    kinds = {kind for rule, kind in reruns.planned_jobs(out) if rule == "train_widths"}
+    kinds = {kind for rule, kind in reruns.planned_jobs(out) if rule == "train_widths_gmm"}
     assert kinds and all("params" in k.split("+") for k in kinds), kinds
     rc, out = reruns.dry_run(smoke_run, {})
     assert rc == 0 and "Nothing to be done" in out, out[-2000:]

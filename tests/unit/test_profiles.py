@@ -76,14 +76,18 @@ def test_local_runs_keep_snakemakes_own_latency_wait(monkeypatch):
 
 
 def gpu_rules() -> set[str]:
-    """The rules whose resources carry gpu=1, read from workflow/rules/*.smk."""
-    found = set()
+    """The rules whose resources carry gpu=1, read from workflow/rules/*.smk (a rule made by
+    ``use rule A as B with:`` carries A's unless it sets resources of its own)."""
+    found, inherited = set(), []
     for smk in (REPO / "workflow" / "rules").glob("*.smk"):
-        for block in re.split(r"\n(?=rule )", smk.read_text()):
+        for block in re.split(r"\n(?=rule |use rule )", smk.read_text()):
             name = re.match(r"rule (\w+):", block)
             if name and re.search(r"\n        gpu=1,", block):
                 found.add(name.group(1))
-    return found
+            used = re.match(r"use rule (\w+) as (\w+) with:", block)
+            if used and "\n    resources:" not in block:
+                inherited.append(used.groups())
+    return found | {new for base, new in inherited if base in found}
 
 
 @pytest.mark.parametrize(

@@ -15,19 +15,17 @@ def test_the_plan_follows_the_config(smoke_plan):
     # default objective, the LCGM sweep (one objective)
     extra_scores = len([s for s in c["ablation"]["scores"] if s != c["train"]["score"]])
     train_encoder = objectives * gmm_dims + extra_scores * gmm_dims + len(c["lcgm"]["dims"])
-    # Experiment W (widths_cells()): per LCGM world (the LCGM and one per d of
-    # widths.dim_sweep.dims) each tower's grid widths but train.width and one widest cell (both
-    # towers at train.width, shared by the towers' sweeps), the LCGM's widest cell again at
-    # budget_check × the steps when budget_check > 1; on the mixture each tower's grid widths but
-    # train.width (its widest cell is Table 1's run, reused)
+    # Experiment W: per LCGM world (the LCGM and one per d of widths.dim_sweep.dims) one job per
+    # tower (its grid widths but train.width) and one widest cell (both towers at train.width,
+    # shared by the towers' sweeps), the LCGM's widest cell again at budget_check × the steps
+    # when budget_check > 1; on the mixture one job per tower (its widest cell is Table 1's run)
     w, width = c["widths"], c["train"]["width"]
 
-    def narrower(world):
-        return len([x for x in w["grid"].get(world, []) if x != width]) * len(w["towers"])
+    def sweeps(world):  # one job per tower, all its narrower widths
+        return len(w["towers"]) * any(x != width for x in w["grid"].get(world, []))
 
     lcgm_worlds = (1 + len(w["dim_sweep"]["dims"])) if "lcgm" in w["grid"] else 0
-    widths = lcgm_worlds * (narrower("lcgm") + 1) + narrower("gmm")
-    widths += int(lcgm_worlds > 0 and w["budget_check"] > 1)
+    widest = lcgm_worlds + int(lcgm_worlds > 0 and w["budget_check"] > 1)
     digits = sum(len(g["dims"]) for g in c["digits"]["groupings"]) + len(c["digits"]["halves_dims"])
     s = c["smoothness"]
     expected = {
@@ -37,7 +35,9 @@ def test_the_plan_follows_the_config(smoke_plan):
         "train_encoder_budget": objectives * len(c["dynamics"]["budget_dims"]),
         "probe_lcgm": len(c["lcgm"]["dims"]),
         "estimate_noise_exponent": len(c["noise"]["datasets"]) * seeds,
-        "train_widths": widths,
+        "train_widths": lcgm_worlds * sweeps("lcgm"),
+        "train_widths_widest": widest,
+        "train_widths_gmm": sweeps("gmm"),
         "train_digits": digits,
         "compute_smoothness": len(s["betas"]),
         "compute_smoothness_floor": len(s["betas"]),

@@ -124,34 +124,56 @@ def test_a_miss_on_unconverged_runs_is_unresolved_not_a_failure():
 
 
 def test_the_plan_trains_each_cell_once_and_reuses_only_the_mixtures_widest(tmp_path):
-    """A dry run of the smoke config plans, per LCGM world (the LCGM and one per d of
-    widths.dim_sweep.dims), one train_widths job per narrower width and tower and one widest cell
-    (tower "both" at train.width, which the towers' sweeps share), the widest LCGM cell again at
-    widths.budget_check × the steps, and on the mixture one job per narrower width and tower: its
-    widest cell is train_encoder's run (Table 1's), reused. No LCGM pool is made for the sweep:
-    its cells draw their pairs in the job. Mutations caught: a tower f or g job at train.width
-    (widths_file not mapping it to the shared cell) and the LCGM's cells reading
-    results/data/lcgm (both seen failing), the mixture's widest cell retrained."""
+    """A dry run of the smoke config with two narrower widths per tower and world plans, per LCGM
+    world (the LCGM and one per d of widths.dim_sweep.dims), one train_widths job per tower that
+    trains both its narrower widths, one widest cell (tower "both" at train.width, which the
+    towers' sweeps share, rule train_widths_widest), the widest LCGM cell again at
+    widths.budget_check × the steps, and on the mixture one train_widths_gmm job per tower: its
+    widest cell is train_encoder's run (Table 1's), reused. Every cell's files are some job's
+    output exactly once. No LCGM pool is made for the sweep: its cells draw their pairs in the
+    job. Mutations caught: a tower f or g job at train.width (widths_file not mapping it to the
+    shared cell) and the LCGM's cells reading results/data/lcgm (both seen failing), the
+    mixture's widest cell retrained."""
+    import yaml
+
     from crl_approx.config.reruns import merged
 
-    smoke = REPO / "config" / "smoke.yaml"
-    c = merged(smoke)
+    c = merged(REPO / "config" / "smoke.yaml")
+    c["widths"]["grid"] = {"lcgm": [4, 8], "gmm": [2, 8]}
+    config = tmp_path / "config.yaml"
+    config.write_text(yaml.safe_dump(c))
     w, width = c["widths"], c["train"]["width"]
-    narrower = {
-        k: len([x for x in v if x != width]) * len(w["towers"]) for k, v in w["grid"].items()
+    lcgm_worlds = ["lcgm", *(f"lcgm_d{d}" for d in w["dim_sweep"]["dims"])]
+    towers = len(w["towers"])
+    jobs = {
+        "train_widths": len(lcgm_worlds) * towers,
+        "train_widths_widest": len(lcgm_worlds) + (w["budget_check"] > 1),
+        "train_widths_gmm": towers,
     }
-    lcgm_worlds = 1 + len(w["dim_sweep"]["dims"])
-    expected = lcgm_worlds * (narrower["lcgm"] + 1) + (w["budget_check"] > 1) + narrower["gmm"]
-    assert expected == 9  # smoke: (2 + 1) × 2 LCGM worlds, the 2x cell, the mixture's 2
-    proc = run_snakemake(tmp_path, "-n", "--configfile", str(smoke), "--", "assemble_widths")
+    assert jobs == {"train_widths": 4, "train_widths_widest": 3, "train_widths_gmm": 2}
+    proc = run_snakemake(tmp_path, "-n", "--configfile", str(config), "--", "assemble_widths")
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
-    count = re.search(r"^train_widths\s+(\d+)$", out, re.M)
-    assert count and int(count.group(1)) == expected
+    for rule, n in jobs.items():
+        count = re.search(rf"^{rule}\s+(\d+)$", out, re.M)
+        assert count and int(count.group(1)) == n, rule
+    outputs = [
+        name.strip()
+        for line in out.splitlines()
+        if line.strip().startswith("output: results/widths/")
+        for name in line.split("output:", 1)[1].split(",")
+    ]
+    metrics = sorted(o for o in outputs if o.endswith("/seed~0/metrics.json"))
+    cells = [(world, t, x) for world in lcgm_worlds for t in "fg" for x in (4, 8)]
+    cells += [("gmm", t, x) for t in "fg" for x in (2, 8)]
+    expected = [f"results/widths/{wo}/tower~{t}/width~{x}/budget~1x/seed~0/metrics.json"
+                for wo, t, x in cells]  # fmt: skip
+    expected += [
+        f"results/widths/{wo}/tower~both/width~{width}/budget~{b}/seed~0/metrics.json"
+        for wo, b in [(world, "1x") for world in lcgm_worlds] + [("lcgm", "2x")]
+    ]
+    assert metrics == sorted(expected)  # each cell once, in the job of its sweep
     assert not re.search(rf"tower~[fg]/width~{width}/", out)
-    for world in ("lcgm", *(f"lcgm_d{d}" for d in w["dim_sweep"]["dims"])):
-        assert f"results/widths/{world}/tower~both/width~{width}/budget~1x/seed~0/" in out
-    assert f"results/widths/lcgm/tower~both/width~{width}/budget~2x/seed~0/" in out
     assert "results/widths/gmm/tower~both" not in out
     reused = "results/encoders/gmm/objective~population/score~inner/dim~2/seed~0/metrics.json"
     assert reused in out  # the mixture's widest cell is train_encoder's output

@@ -169,16 +169,20 @@ def test_the_fresh_stream_is_the_models_own_draws_in_blocks():
 
 
 SMOKE = str(REPO / "config" / "smoke.yaml")
+#: Experiment W's training rules: the towers' sweeps on the LCGM worlds and the mixture, the
+#: LCGM worlds' widest cells
+TRAIN_RULES = ("train_widths", "train_widths_gmm", "train_widths_widest")
 SCHEMA = load_schema(REPO / "workflow" / "schemas" / "config.schema.yaml")
 
 
 @pytest.fixture(scope="module")
 def finished_cells(tmp_path_factory):
-    """A folder holding every train_widths job of the smoke config as finished: Snakemake's
+    """A folder holding every job of Experiment W's training rules of the smoke config as
+    finished: Snakemake's
     records of its params (--touch writes them as a run would, and touches no missing file), then
     its outputs (empty files)."""
     run = tmp_path_factory.mktemp("widths-cells")
-    until = ("--configfile", SMOKE, "--until", "train_widths")
+    until = ("--configfile", SMOKE, "--until", *TRAIN_RULES)
     proc = run_snakemake(run, "--touch", "--cores", "1", *until, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     outputs = {
@@ -195,11 +199,11 @@ def finished_cells(tmp_path_factory):
 
 
 def _planned_cells(run, override) -> list[str]:
-    """The reasons of the train_widths jobs a change of the smoke config plans on ``run``
+    """The reasons of the W training jobs a change of the smoke config plans on ``run``
     (crl_approx.config.reruns's dry run, the rerun survey's)."""
     rc, out = reruns.dry_run(run, override)
     assert rc == 0, out[-3000:]
-    return [kind for rule, kind in reruns.planned_jobs(out) if rule == "train_widths"]
+    return [kind for rule, kind in reruns.planned_jobs(out) if rule in TRAIN_RULES]
 
 
 def test_the_lcgm_pool_size_reruns_no_width_cell(finished_cells):
@@ -241,3 +245,70 @@ def test_the_bayes_heldout_infonce_in_closed_form_is_the_matrix_computation(tau)
     closed = bayes_block_infonce(truth, x, y, tau, 256)
     assert closed == pytest.approx(matrix, rel=1e-10, abs=1e-12)
     assert closed < 0  # the exact score beats the uninformative one (loss 0) on 4 classes
+
+
+def _sweep_outputs(root, widths, seeds, tower):
+    """A sweep job's output lists as Snakemake passes them (width-major, seed-minor)."""
+    from types import SimpleNamespace
+
+    def files(name):
+        return [
+            str(root / f"tower~{tower}/width~{w}/budget~1x/seed~{s}/{name}")
+            for w in widths
+            for s in seeds
+        ]
+
+    return SimpleNamespace(
+        model=files("model.pt"), metrics=files("metrics.json"), checkpoints=files("checkpoints.npz")
+    )
+
+
+GMM = {"mu_x": 1.2, "sigma_x": 1.0, "mu_y": 1.2, "sigma_y": 1.0, "prior": 0.5}
+GMM |= {"quadrature_nodes": 60}
+POPULATION = TRAIN | {"population_nodes": 16, "population_steps": 30}
+
+
+@pytest.mark.parametrize("world", ["lcgm", "gmm"])
+def test_a_sweep_job_writes_each_width_as_a_job_of_that_width_alone(tmp_path, world):
+    """run_sweep trains widths 2 then 4 of tower g in one process (the rules' one job per
+    sweep since 1.12.0): width 4's files, metrics (the excess included), checkpoints and
+    weights, are bitwise those of a sweep of width 4 alone, and width 2's are another model's;
+    each width's files are found by their folders, whatever their order in the job's list.
+    Mutations caught (seen failing): each width's files taken in the list's order (both
+    worlds), the LCGM's probe-test pairs shared by the widths and altered by the first."""
+    from crl_approx.analyses.widths_cells import run_sweep
+    from crl_approx.integrity import load_npz, load_torch
+
+    seeds = [0, 1]
+    if world == "lcgm":
+        kw = {"data": LCGM, "train": TRAIN, "dim": 4, "objective": "fresh", "steps": STEPS}
+    else:
+        kw = {"data": GMM, "train": POPULATION, "dim": 2, "objective": "population"}
+    kw |= {"tau": TAU, "threads": 1, "pairs_paths": []}
+    both, alone = tmp_path / "both", tmp_path / "alone"
+    out = _sweep_outputs(both, [2, 4], seeds, "g")
+    out.model.reverse()  # positions carry no meaning: the folders do
+    run_sweep(world, seeds=seeds, tower="g", widths=[2, 4], budget="1x", output=out, **kw)
+    run_sweep(
+        world,
+        seeds=seeds,
+        tower="g",
+        widths=[4],
+        budget="1x",
+        output=_sweep_outputs(alone, [4], seeds, "g"),
+        **kw,
+    )
+    key = "heldout_excess" if world == "lcgm" else "mlp_excess_risk"
+    for s in seeds:
+        cell = f"tower~g/width~4/budget~1x/seed~{s}"
+        a, b = (json.loads((r / cell / "metrics.json").read_text()) for r in (both, alone))
+        a, b = ({k: v for k, v in m.items() if k != "__provenance__"} for m in (a, b))
+        assert _strip(a) == _strip(b) and a["width"] == 4 and np.isfinite(a[key])
+        ca, cb = (load_npz(r / cell / "checkpoints.npz") for r in (both, alone))
+        assert set(ca) == set(cb)
+        for k in ca:
+            np.testing.assert_array_equal(ca[k], cb[k])
+        wa, wb = (load_torch(r / cell / "model.pt")["state_dict"] for r in (both, alone))
+        assert set(wa) == set(wb) and all(torch.equal(wa[k], wb[k]) for k in wa)
+        narrow = json.loads((both / f"tower~g/width~2/budget~1x/seed~{s}/metrics.json").read_text())
+        assert narrow["width"] == 2 and narrow[key] != a[key]

@@ -9,24 +9,27 @@
 include: "widths_inputs.smk"
 
 
-# GPU-tagged like train_encoder; one job trains every seed of one cell as one stacked model.
+# GPU-tagged like train_encoder. One job trains one sweep: every narrower width of one tower on one
+# world, every seed of each width as one stacked model, width after width in one process (a job
+# per width spent ~2.4 s of CPU each on starting Python and importing torch: 18 of Experiment W's
+# 27 jobs before 1.12.0). The widest LCGM cell (both towers at train.width, and again at
+# widths.budget_check × the steps) is a job of its own, which both towers' sweeps share.
 rule train_widths:
-    """Experiment W: train every seed of one (world, tower, width, budget) cell (GPU-tagged)."""
+    """Experiment W: one tower's sweep on one LCGM world, every narrower width of
+    widths.grid.lcgm and every seed in one job (GPU-tagged)."""
     input:
         unpack(widths_inputs),
     output:
-        model=widths_seed_files("model.pt"),
-        metrics=widths_seed_files("metrics.json"),
-        checkpoints=widths_seed_files("checkpoints.npz"),
+        model=widths_sweep_files("lcgm", "model.pt"),
+        metrics=widths_sweep_files("lcgm", "metrics.json"),
+        checkpoints=widths_sweep_files("lcgm", "checkpoints.npz"),
     log:
-        "logs/train_widths/{world}/tower~{tower}/width~{width}/budget~{budget}.log",
+        "logs/train_widths/{world}/tower~{tower}.log",
     benchmark:
-        "benchmarks/train_widths/{world}/tower~{tower}/width~{width}/budget~{budget}.tsv"
+        "benchmarks/train_widths/{world}/tower~{tower}.tsv"
     wildcard_constraints:
-        world=r"gmm|lcgm|lcgm_d\d+",
-        tower="f|g|both",
-        width=r"\d+",
-        budget="1x|2x",
+        world=r"lcgm|lcgm_d\d+",
+        tower="f|g",
     conda:
         "../../envs/torch.yaml"
     threads: 1
@@ -42,8 +45,43 @@ rule train_widths:
         dim=widths_dim_param,
         objective=widths_objective_param,
         steps=widths_steps,
+        tower=widths_tower_param,
+        widths=widths_job_widths,
+        budget=widths_budget_param,
     script:
         "../scripts/train_widths.py"
+
+
+use rule train_widths as train_widths_gmm with:
+    """Experiment W: one tower's sweep on the mixture, every narrower width of widths.grid.gmm
+    and every seed in one job (GPU-tagged); its widest cell is Table 1's run, reused."""
+    output:
+        model=widths_sweep_files("gmm", "model.pt"),
+        metrics=widths_sweep_files("gmm", "metrics.json"),
+        checkpoints=widths_sweep_files("gmm", "checkpoints.npz"),
+    log:
+        "logs/train_widths_gmm/{world}/tower~{tower}.log",
+    benchmark:
+        "benchmarks/train_widths_gmm/{world}/tower~{tower}.tsv"
+    wildcard_constraints:
+        world="gmm",
+        tower="f|g",
+
+
+use rule train_widths as train_widths_widest with:
+    """Experiment W: an LCGM world's widest cell, both towers at train.width, every seed (the
+    towers' shared floor; budget 2x: widths.budget_check × the steps) (GPU-tagged)."""
+    output:
+        model=widths_widest_files("model.pt"),
+        metrics=widths_widest_files("metrics.json"),
+        checkpoints=widths_widest_files("checkpoints.npz"),
+    log:
+        "logs/train_widths_widest/{world}/budget~{budget}.log",
+    benchmark:
+        "benchmarks/train_widths_widest/{world}/budget~{budget}.tsv"
+    wildcard_constraints:
+        world=r"lcgm|lcgm_d\d+",
+        budget="1x|2x",
 
 
 rule assemble_widths:

@@ -94,14 +94,53 @@ def widths_files(name="metrics.json"):
     ]
 
 
-def widths_seed_files(name):
-    """One file per seed of a width cell (the cell's wildcards stay open)."""
+def widths_narrower(kind):
+    """The widths of a tower's sweep job on an LCGM world (kind "lcgm") or the mixture ("gmm"):
+    widths.grid.<kind> without train.width (the widest cell, a job or a run of its own).
+    """
+    grid = config["widths"]["grid"].get(kind, [])
+    return sorted({int(w) for w in grid} - {config["train"]["width"]})
+
+
+def widths_sweep_files(kind, name):
+    """One file per width and seed of a tower's sweep job (world and tower stay open)."""
     return expand(
         f"results/widths/{WIDTHS_RUN}/{{name}}",
+        width=widths_narrower(kind),
+        budget="1x",
         seed=config["seeds"],
         name=name,
         allow_missing=True,
     )
+
+
+def widths_widest_files(name):
+    """One file per seed of an LCGM world's widest cell (world and budget stay open)."""
+    return expand(
+        f"results/widths/{WIDTHS_RUN}/{{name}}",
+        tower="both",
+        width=config["train"]["width"],
+        seed=config["seeds"],
+        name=name,
+        allow_missing=True,
+    )
+
+
+def widths_tower_param(wildcards):
+    """The varied tower of a job: f or g, or both (the widest cell)."""
+    return wildcards.get("tower", "both")
+
+
+def widths_budget_param(wildcards):
+    """A job's budget: 1x, or the widest LCGM cell's 2x."""
+    return wildcards.get("budget", "1x")
+
+
+def widths_job_widths(wildcards):
+    """The widths a job trains, in order: its sweep's narrower widths, or train.width."""
+    if "tower" not in wildcards.keys():
+        return [config["train"]["width"]]
+    return widths_narrower("lcgm" if widths_is_lcgm(wildcards.world) else "gmm")
 
 
 def widths_inputs(wildcards):
@@ -156,7 +195,9 @@ def widths_steps(wildcards):
     if not widths_is_lcgm(wildcards.world):
         return None
     w = config["widths"]
-    return w["lcgm_steps"] * (w["budget_check"] if wildcards.budget == "2x" else 1)
+    return w["lcgm_steps"] * (
+        w["budget_check"] if widths_budget_param(wildcards) == "2x" else 1
+    )
 
 
 def widths_dim_param(wildcards):

@@ -1,6 +1,8 @@
-"""One ``train_widths`` job of Experiment W: every seed of one (world, tower, width, budget) cell,
-trained by the trainer of Table 1 and the LCGM sweep (:mod:`crl_approx.training.cells`) with the
-hidden width of one tower changed (or of both: the widest cell), and its excess measured.
+"""The training jobs of Experiment W (rules ``train_widths``, ``train_widths_gmm``,
+``train_widths_widest``): one job runs one sweep (:func:`run_sweep`), every width of one tower
+on one world, each width a cell (:func:`run_cell`): every seed of one (world, tower, width,
+budget) trained by the trainer of Table 1 and the LCGM sweep (:mod:`crl_approx.training.cells`)
+with the hidden width of one tower changed (or of both: the widest cell), its excess measured.
 
 * mixture (``gmm``): the population excess of the final model on the evaluation quadrature
   (``mlp_excess_risk``, the number Table 1 reports), written by the trainer;
@@ -21,6 +23,7 @@ train_encoder), whose excess the assembly reads from its metrics.
 from __future__ import annotations
 
 import logging
+from types import SimpleNamespace
 
 import numpy as np
 from scipy.special import logsumexp
@@ -95,10 +98,13 @@ def run_cell(
     pairs_paths,
     output,
     steps=None,
+    lcgm_streams=None,
 ) -> list:
-    """The ``train_widths`` rule: ``cell`` = {"tower", "width", "budget"}; ``pairs_paths`` one
-    file of sampled pairs per seed for the mixture's objective samples (else none); ``steps``
-    the LCGM cell's step count (the budget's multiple of widths.lcgm_steps)."""
+    """One cell: ``cell`` = {"tower", "width", "budget"}; ``pairs_paths`` one file of sampled
+    pairs per seed for the mixture's objective samples (else none); ``steps`` the LCGM cell's
+    step count (the budget's multiple of widths.lcgm_steps); ``lcgm_streams`` each seed's
+    validation and probe-test pairs on an LCGM world (drawn here when not given: they depend on
+    the world and the seed only, so a sweep draws them once for all its widths)."""
     from ..models.data import lcgm_pairs
 
     tower, width = cell["tower"], int(cell["width"])
@@ -110,7 +116,7 @@ def run_cell(
         )
         key = "mlp_excess_risk"
     elif world.startswith("lcgm"):
-        pairs = [lcgm_pairs(data, s, splits=("val", "test")) for s in seeds]
+        pairs = lcgm_streams or [lcgm_pairs(data, s, splits=("val", "test")) for s in seeds]
         model, metrics, ckpts = cells.train_lcgm(
             data, params, tau, dim, seeds, threads, pairs, steps=steps, fresh=True
         )
@@ -128,3 +134,38 @@ def run_cell(
     meta = model_meta(model, dim, objective, params, tau)
     cells.write_outputs(model, metrics, ckpts, output, meta)
     return metrics
+
+
+def cell_outputs(output, width: int, seeds) -> SimpleNamespace:
+    """One width's files among a sweep job's outputs: per kind (model, metrics, checkpoints)
+    the paths of that width's cell, in the order of ``seeds`` (found by their folders, not by
+    their position in the job's list)."""
+    picked = {}
+    for kind in ("model", "metrics", "checkpoints"):
+        paths = [str(p) for p in getattr(output, kind) if f"/width~{int(width)}/" in str(p)]
+        ordered = []
+        for s in seeds:
+            match = [p for p in paths if f"/seed~{int(s)}/" in p]
+            if len(match) != 1:
+                raise ValueError(f"{kind} of width {width} seed {s}: {len(match)} outputs, not 1")
+            ordered.append(match[0])
+        picked[kind] = ordered
+    return SimpleNamespace(**picked)
+
+
+def run_sweep(world: str, data: dict, seeds, tower: str, widths, budget: str, output, **kw):
+    """One job of Experiment W: the cells of ``widths`` (in order) of one tower on one world,
+    each by :func:`run_cell` into its own files among ``output``; on an LCGM world each seed's
+    validation and probe-test pairs drawn once. A cell's numbers are those of a job that trains
+    it alone (tests/unit/test_widths_cells.py), so merging cells into a job moves no number."""
+    from ..models.data import lcgm_pairs
+
+    streams = None
+    if world.startswith("lcgm"):
+        streams = [lcgm_pairs(data, s, splits=("val", "test")) for s in seeds]
+    out = []
+    for width in widths:
+        cell = {"tower": tower, "width": int(width), "budget": budget}
+        sub = cell_outputs(output, width, seeds)
+        out += run_cell(world, data, seeds=seeds, cell=cell, output=sub, lcgm_streams=streams, **kw)
+    return out
