@@ -69,7 +69,8 @@ def widths_table(b: pd.DataFrame, b2: pd.DataFrame) -> pd.DataFrame:
 
 def job_cpu(run: Path, since: float) -> dict:
     """CPU seconds of the LCGM's W training jobs (the towers' sweeps, the widest cells) whose log
-    was written after ``since`` (the 2B run)."""
+    was written after ``since`` (the 2B run), and of every W training job of the run (the
+    mixture's sweeps too: ``all_train_widths_cpu_s``, the one rule's total before 1.12.0)."""
     from crl_approx.render.runrecord import job_cpu as log_cpu
     from crl_approx.render.runrecord import job_times
 
@@ -79,7 +80,8 @@ def job_cpu(run: Path, since: float) -> dict:
     ]
     cpu = [c[0] for c in map(log_cpu, logs) if c is not None]
     rec = job_times(run / "benchmarks")
-    total = sum(rec.get(r, {}).get("cpu_s") or 0.0 for r in rules)
+    every = (*rules, "train_widths_gmm")
+    total = sum(rec.get(r, {}).get("cpu_s") or 0.0 for r in every)
     return {"jobs": len(cpu), "cpu_s": sum(cpu), "all_train_widths_cpu_s": total}
 
 

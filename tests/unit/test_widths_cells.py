@@ -270,13 +270,15 @@ POPULATION = TRAIN | {"population_nodes": 16, "population_steps": 30}
 
 @pytest.mark.parametrize("world", ["lcgm", "gmm"])
 def test_a_sweep_job_writes_each_width_as_a_job_of_that_width_alone(tmp_path, world):
-    """run_sweep trains widths 2 then 4 of tower g in one process (the rules' one job per
-    sweep since 1.12.0): width 4's files, metrics (the excess included), checkpoints and
-    weights, are bitwise those of a sweep of width 4 alone, and width 2's are another model's;
-    each width's files are found by their folders, whatever their order in the job's list.
-    Mutations caught (seen failing): each width's files taken in the list's order (both
-    worlds), the LCGM's probe-test pairs shared by the widths and altered by the first."""
-    from crl_approx.analyses.widths_cells import run_sweep
+    """run_sweep trains widths 1 then 12 of tower g in one process (the rules' one job per
+    sweep since 1.12.0): width 12's files, metrics (the excess included), checkpoints and
+    weights, are bitwise those of run_cell on width 12 alone drawing its own pairs (the
+    per-cell job before 1.12.0), and width 1's are another model's; each width's files are
+    found by their folders ("width~1" is a prefix of "width~12"), whatever their order in the
+    job's list. Mutations caught (seen failing): each width's files taken in the list's order
+    (both worlds), the folder matched without its trailing slash, the LCGM's probe-test pairs
+    shared by the widths and altered by the first."""
+    from crl_approx.analyses.widths_cells import run_cell, run_sweep
     from crl_approx.integrity import load_npz, load_torch
 
     seeds = [0, 1]
@@ -286,29 +288,22 @@ def test_a_sweep_job_writes_each_width_as_a_job_of_that_width_alone(tmp_path, wo
         kw = {"data": GMM, "train": POPULATION, "dim": 2, "objective": "population"}
     kw |= {"tau": TAU, "threads": 1, "pairs_paths": []}
     both, alone = tmp_path / "both", tmp_path / "alone"
-    out = _sweep_outputs(both, [2, 4], seeds, "g")
+    out = _sweep_outputs(both, [1, 12], seeds, "g")
     out.model.reverse()  # positions carry no meaning: the folders do
-    run_sweep(world, seeds=seeds, tower="g", widths=[2, 4], budget="1x", output=out, **kw)
-    run_sweep(
-        world,
-        seeds=seeds,
-        tower="g",
-        widths=[4],
-        budget="1x",
-        output=_sweep_outputs(alone, [4], seeds, "g"),
-        **kw,
-    )
+    run_sweep(world, seeds=seeds, tower="g", widths=[1, 12], budget="1x", output=out, **kw)
+    cell = {"tower": "g", "width": 12, "budget": "1x"}
+    run_cell(world, seeds=seeds, cell=cell, output=_sweep_outputs(alone, [12], seeds, "g"), **kw)
     key = "heldout_excess" if world == "lcgm" else "mlp_excess_risk"
     for s in seeds:
-        cell = f"tower~g/width~4/budget~1x/seed~{s}"
+        cell = f"tower~g/width~12/budget~1x/seed~{s}"
         a, b = (json.loads((r / cell / "metrics.json").read_text()) for r in (both, alone))
         a, b = ({k: v for k, v in m.items() if k != "__provenance__"} for m in (a, b))
-        assert _strip(a) == _strip(b) and a["width"] == 4 and np.isfinite(a[key])
+        assert _strip(a) == _strip(b) and a["width"] == 12 and np.isfinite(a[key])
         ca, cb = (load_npz(r / cell / "checkpoints.npz") for r in (both, alone))
         assert set(ca) == set(cb)
         for k in ca:
             np.testing.assert_array_equal(ca[k], cb[k])
         wa, wb = (load_torch(r / cell / "model.pt")["state_dict"] for r in (both, alone))
         assert set(wa) == set(wb) and all(torch.equal(wa[k], wb[k]) for k in wa)
-        narrow = json.loads((both / f"tower~g/width~2/budget~1x/seed~{s}/metrics.json").read_text())
-        assert narrow["width"] == 2 and narrow[key] != a[key]
+        narrow = json.loads((both / f"tower~g/width~1/budget~1x/seed~{s}/metrics.json").read_text())
+        assert narrow["width"] == 1 and narrow[key] != a[key]

@@ -15,8 +15,7 @@ include: "widths_inputs.smk"
 # 27 jobs before 1.12.0). The widest LCGM cell (both towers at train.width, and again at
 # widths.budget_check × the steps) is a job of its own, which both towers' sweeps share.
 rule train_widths:
-    """Experiment W: one tower's sweep on one LCGM world, every narrower width of
-    widths.grid.lcgm and every seed in one job (GPU-tagged)."""
+    """Experiment W: one tower's sweep on an LCGM world, its narrower widths and seeds in one job (GPU-tagged)."""
     input:
         unpack(widths_inputs),
     output:
@@ -53,8 +52,7 @@ rule train_widths:
 
 
 use rule train_widths as train_widths_gmm with:
-    """Experiment W: one tower's sweep on the mixture, every narrower width of widths.grid.gmm
-    and every seed in one job (GPU-tagged); its widest cell is Table 1's run, reused."""
+    """Experiment W: one tower's sweep on the mixture, its narrower widths and seeds in one job (GPU-tagged)."""
     output:
         model=widths_sweep_files("gmm", "model.pt"),
         metrics=widths_sweep_files("gmm", "metrics.json"),
@@ -69,8 +67,7 @@ use rule train_widths as train_widths_gmm with:
 
 
 use rule train_widths as train_widths_widest with:
-    """Experiment W: an LCGM world's widest cell, both towers at train.width, every seed (the
-    towers' shared floor; budget 2x: widths.budget_check × the steps) (GPU-tagged)."""
+    """Experiment W: an LCGM world's widest cell (both towers at train.width), its floor (GPU-tagged)."""
     output:
         model=widths_widest_files("model.pt"),
         metrics=widths_widest_files("metrics.json"),

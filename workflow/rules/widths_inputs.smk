@@ -174,9 +174,9 @@ def widths_data_params(wildcards):
 
 
 def widths_train_params(wildcards):
-    """The training keys of the world's objective and train.score (the cell's width is its
-    wildcard, set on the varied tower by the job); the LCGM's batch is widths.lcgm_batch.
-    """
+    """The training keys of the world's objective and train.score (each cell's width, from
+    widths_job_widths, is set on the varied tower by the job); the LCGM's batch is
+    widths.lcgm_batch."""
     objective = widths_objective(wildcards.world)
     if widths_is_lcgm(wildcards.world):
         keys = TRAIN_KEYS + TRAIN_KEYS_BY_OBJECTIVE["samples"]
