@@ -25,7 +25,7 @@ def check(proc):
 def _args(tmp_path, grid, name):
     """Snakemake's arguments for the LCGM f sweep on ``grid`` (steps long enough to kill)."""
     override = tmp_path / f"{name}.yaml"
-    widths = {"grid": {"lcgm": grid, "gmm": [8]}, "lcgm_steps": 1500}
+    widths = {"grid": {"lcgm": grid, "gmm": [8]}, "lcgm_steps": 600}
     override.write_text(yaml.safe_dump({"widths": widths}))
     targets = [f"{CELL.format(w)}/metrics.json" for w in grid]
     return ["--cores", "1", "--configfile", SMOKE, str(override), "--", *targets]

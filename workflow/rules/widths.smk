@@ -79,6 +79,9 @@ use rule train_widths as train_widths_widest with:
     wildcard_constraints:
         world=r"lcgm|lcgm_d\d+",
         budget="1x|2x",
+    params:
+        tower="both",
+        widths=[config["train"]["width"]],
 
 
 rule assemble_widths:

@@ -127,8 +127,8 @@ def widths_widest_files(name):
 
 
 def widths_tower_param(wildcards):
-    """The varied tower of a job: f or g, or both (the widest cell)."""
-    return wildcards.get("tower", "both")
+    """The varied tower of a sweep job: f or g (rule train_widths_widest sets "both")."""
+    return wildcards.tower
 
 
 def widths_budget_param(wildcards):
@@ -137,9 +137,8 @@ def widths_budget_param(wildcards):
 
 
 def widths_job_widths(wildcards):
-    """The widths a job trains, in order: its sweep's narrower widths, or train.width."""
-    if "tower" not in wildcards.keys():
-        return [config["train"]["width"]]
+    """The widths a sweep job trains, in order: its world's narrower widths (rule
+    train_widths_widest sets train.width)."""
     return widths_narrower("lcgm" if widths_is_lcgm(wildcards.world) else "gmm")
 
 
