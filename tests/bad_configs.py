@@ -216,6 +216,16 @@ BAD_CONFIGS = [
     ("widths_lcgm_steps_zero", {"widths": {"lcgm_steps": 0}}, "widths.lcgm_steps"),
     ("widths_lcgm_batch_one", {"widths": {"lcgm_batch": 1}}, "widths.lcgm_batch"),
     ("widths_budget_check_zero", {"widths": {"budget_check": 0}}, "widths.budget_check"),
+    (
+        "widths_budget_check_scope_unknown",
+        {"widths": {"budget_check_scope": "all"}},
+        "widths.budget_check_scope",
+    ),
+    (
+        "widths_budget_check_scope_sweeps_without_a_check",
+        {"widths": {"budget_check_scope": "sweeps", "budget_check": 1}},
+        "widths.budget_check_scope",
+    ),
     # the class directions are orthonormal: d >= lcgm.K (8)
     (
         "widths_dim_sweep_below_K",

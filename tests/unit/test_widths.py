@@ -123,7 +123,8 @@ def test_a_miss_on_unconverged_runs_is_unresolved_not_a_failure():
     assert av.w2(_fits("saturated", "not saturated", True))["verdict"] == "holds"
 
 
-def test_the_plan_trains_each_cell_once_and_reuses_only_the_mixtures_widest(tmp_path):
+@pytest.mark.parametrize("scope", ["widest", "sweeps"])
+def test_the_plan_trains_each_cell_once_and_reuses_only_the_mixtures_widest(tmp_path, scope):
     """A dry run of the smoke config with two narrower widths per tower and world plans, per LCGM
     world (the LCGM and one per d of widths.dim_sweep.dims), one train_widths job per tower that
     trains both its narrower widths, one widest cell (tower "both" at train.width, which the
@@ -133,24 +134,33 @@ def test_the_plan_trains_each_cell_once_and_reuses_only_the_mixtures_widest(tmp_
     output exactly once. No LCGM pool is made for the sweep: its cells draw their pairs in the
     job. Mutations caught: a tower f or g job at train.width (widths_file not mapping it to the
     shared cell) and the LCGM's cells reading results/data/lcgm (both seen failing), the
-    mixture's widest cell retrained."""
+    mixture's widest cell retrained. With widths.budget_check_scope sweeps every LCGM world's
+    cells are planned again at 2x (a second sweep job per tower, a 2x widest cell per world),
+    the mixture's are not."""
     import yaml
 
     from crl_approx.config.reruns import merged
 
     c = merged(REPO / "config" / "smoke.yaml")
     c["widths"]["grid"] = {"lcgm": [4, 8], "gmm": [2, 8]}
+    c["widths"]["budget_check_scope"] = scope
     config = tmp_path / "config.yaml"
     config.write_text(yaml.safe_dump(c))
     w, width = c["widths"], c["train"]["width"]
     lcgm_worlds = ["lcgm", *(f"lcgm_d{d}" for d in w["dim_sweep"]["dims"])]
     towers = len(w["towers"])
+    budgets = ["1x", "2x"] if scope == "sweeps" else ["1x"]
     jobs = {
-        "train_widths": len(lcgm_worlds) * towers,
-        "train_widths_widest": len(lcgm_worlds) + (w["budget_check"] > 1),
+        "train_widths": len(lcgm_worlds) * towers * len(budgets),
+        "train_widths_widest": len(lcgm_worlds) * len(budgets)
+        + (scope == "widest" and w["budget_check"] > 1),
         "train_widths_gmm": towers,
     }
-    assert jobs == {"train_widths": 4, "train_widths_widest": 3, "train_widths_gmm": 2}
+    planned = {
+        "widest": {"train_widths": 4, "train_widths_widest": 3, "train_widths_gmm": 2},
+        "sweeps": {"train_widths": 8, "train_widths_widest": 4, "train_widths_gmm": 2},
+    }
+    assert jobs == planned[scope]
     proc = run_snakemake(tmp_path, "-n", "--configfile", str(config), "--", "assemble_widths")
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out[-3000:]
@@ -164,13 +174,15 @@ def test_the_plan_trains_each_cell_once_and_reuses_only_the_mixtures_widest(tmp_
         for name in line.split("output:", 1)[1].split(",")
     ]
     metrics = sorted(o for o in outputs if o.endswith("/seed~0/metrics.json"))
-    cells = [(world, t, x) for world in lcgm_worlds for t in "fg" for x in (4, 8)]
-    cells += [("gmm", t, x) for t in "fg" for x in (2, 8)]
-    expected = [f"results/widths/{wo}/tower~{t}/width~{x}/budget~1x/seed~0/metrics.json"
-                for wo, t, x in cells]  # fmt: skip
+    cells = [(wo, t, x, b) for wo in lcgm_worlds for t in "fg" for x in (4, 8) for b in budgets]
+    cells += [("gmm", t, x, "1x") for t in "fg" for x in (2, 8)]
+    expected = [f"results/widths/{wo}/tower~{t}/width~{x}/budget~{b}/seed~0/metrics.json"
+                for wo, t, x, b in cells]  # fmt: skip
+    widest = [(world, b) for world in lcgm_worlds for b in budgets]
+    widest += [("lcgm", "2x")] if scope == "widest" else []
     expected += [
         f"results/widths/{wo}/tower~both/width~{width}/budget~{b}/seed~0/metrics.json"
-        for wo, b in [(world, "1x") for world in lcgm_worlds] + [("lcgm", "2x")]
+        for wo, b in widest
     ]
     assert metrics == sorted(expected)  # each cell once, in the job of its sweep
     assert not re.search(rf"tower~[fg]/width~{width}/", out)
@@ -547,6 +559,78 @@ def test_a_moving_floor_turns_the_lcgm_verdicts_not_converged_and_keeps_the_rule
     row = moved.reset_index().set_index("prediction", drop=False).loc["W4"]
     assert cw._moved(t, row) == "; 2× steps: floor -25% [-31%, -19%]; rule: holds"
     assert cw._moved(t, still.reset_index().set_index("prediction", drop=False).loc["W4"]) == ""
+
+
+def _doubled_runs(c_g_2x: float) -> pd.DataFrame:
+    """_moving_runs (the widest LCGM cell 25 % lower at 2x: the blanket gate's case) with every
+    LCGM cell also at 2x (budget_check_scope sweeps): each world's widest cell at 2x its floor
+    less DROPS_2X, its towers' excess that floor + C·w^(−A), g's coefficient ``c_g_2x``."""
+    drops = [0.0009, 0.001, 0.0011]
+    runs = _moving_runs(drops)
+    rows = []
+    for world, floor in LCGM_FLOORS.items():
+        for s, f_s in enumerate(floor):
+            f2 = f_s - drops[s]
+            for tower, c in (("f", C["f"]), ("g", c_g_2x)):
+                rows += [_run_row(world, tower, w, "2x", s, f2 + c * w**-A) for w in (2, 4, 8, 16)]
+            if world != "lcgm":  # the LCGM's widest 2x cell is in _moving_runs already
+                rows.append(_run_row(world, "both", 128, "2x", s, f2))
+    return pd.concat([runs, pd.DataFrame(rows)], ignore_index=True)
+
+
+def test_with_every_cell_at_twice_the_steps_a_verdict_stands_where_its_rule_reads_the_same():
+    """budget_check_scope sweeps: the widest cell's 2x drop (25 % of the floor) would take W4
+    back under the blanket gate; with every LCGM cell at 2x on the same curves (g needs 1.8
+    times f's width at both budgets) W4 holds, its ``rule_2x`` "holds", and the claims row says
+    so ("2× steps: holds again"). Where at 2x g's curve is f's (g/f = 1 at every level: its
+    interval [0, 0] is not above 0) the rule reads "unresolved" there: W4 is "unresolved: not
+    converged", rule "holds", and the row says what 2x read. A verdict undecided at the budget
+    stays as it is whatever 2x reads (the gate takes a decision back, never makes one). The
+    mixture's verdicts carry no 2x reading. Mutations caught (seen failing): the 2x verdicts
+    read off the budget's cells; the gate deciding an unresolved verdict; the blanket gate left
+    on beside the statistic's."""
+    from crl_approx.analyses.claims import widths as cw
+
+    design = DESIGN | {"lcgm_d64": {"d1": 64, "d2": 64}}
+    config = {
+        "eps": [0.2, 0.1],
+        "gmm_eps": [1e-4, 3e-5],
+        "ci_level": 0.95,
+        "dim_sweep": {"eps": [0.2, 0.1]},
+        "gmm_dim": 2,
+    }
+
+    def verdicts(raw):
+        floor_table = aw.floors(raw, RANK_FLOOR, 2, 0.95)
+        assert floor_table["budget_moves"].any()  # the blanket gate's case
+        runs = aw.with_approximation(raw, floor_table)
+        limits = floor_table.set_index("world")["read_limit"].to_dict()
+        table = aw.cell_table(runs, 128, limits)
+        cells = sorted({(r.world, r.tower, r.width, r.budget) for r in raw.itertuples()})
+        doubled = av.doubled_verdicts(raw, RANK_FLOOR, cells, config, design, 128, limits)
+        v = av.tables(runs, table, cells, config, design, limits, True, doubled)[3]
+        return floor_table, v.set_index("prediction", drop=False)
+
+    floor_table, same = verdicts(_doubled_runs(C["g"]))
+    assert same.loc["W4", ["verdict", "rule", "rule_2x"]].tolist() == ["holds"] * 3
+    assert bool(same.loc["W4", "converged"])
+    t = {"widths_floors": floor_table}
+    assert cw._moved(t, same.loc["W4"]) == "; 2× steps: holds again"
+    _, moved = verdicts(_doubled_runs(C["f"]))
+    assert moved.loc["W4", "rule"] == "holds" and moved.loc["W4", "rule_2x"] == "unresolved"
+    assert moved.loc["W4", "verdict"] == "unresolved: not converged"
+    assert not bool(moved.loc["W4", "converged"])
+    assert cw._moved(t, moved.loc["W4"]) == "; 2× steps: unresolved; rule: holds"
+    for p in ("W3", "W7"):
+        assert moved.loc[p, "rule_2x"] == "" and moved.loc[p, "verdict"] == moved.loc[p, "rule"]
+    # the gate on its own: it can take a decision back, never make one
+    assert av.budget_agrees("unresolved", "holds") == "unresolved"
+    assert av.budget_agrees("fails", "fails") == "fails"
+    assert av.budget_agrees("fails", "holds") == "unresolved: not converged"
+    # without 2x sweep cells there is nothing to compare: the blanket gate stays
+    raw = _moving_runs([0.0009, 0.001, 0.0011])
+    cells = sorted({(r.world, r.tower, r.width, r.budget) for r in raw.itertuples()})
+    assert av.doubled_verdicts(raw, RANK_FLOOR, cells, config, design, 128, {}) is None
 
 
 def test_the_width_needed_is_read_on_the_approximation_part_above_the_limit():

@@ -23,12 +23,13 @@ rule train_widths:
         metrics=widths_sweep_files("lcgm", "metrics.json"),
         checkpoints=widths_sweep_files("lcgm", "checkpoints.npz"),
     log:
-        "logs/train_widths/{world}/tower~{tower}.log",
+        "logs/train_widths/{world}/tower~{tower}/budget~{budget}.log",
     benchmark:
-        "benchmarks/train_widths/{world}/tower~{tower}.tsv"
+        "benchmarks/train_widths/{world}/tower~{tower}/budget~{budget}.tsv"
     wildcard_constraints:
         world=r"lcgm|lcgm_d\d+",
         tower="f|g",
+        budget="1x|2x",
     conda:
         "../../envs/torch.yaml"
     threads: 1
@@ -58,12 +59,13 @@ use rule train_widths as train_widths_gmm with:
         metrics=widths_sweep_files("gmm", "metrics.json"),
         checkpoints=widths_sweep_files("gmm", "checkpoints.npz"),
     log:
-        "logs/train_widths_gmm/{world}/tower~{tower}.log",
+        "logs/train_widths_gmm/{world}/tower~{tower}/budget~{budget}.log",
     benchmark:
-        "benchmarks/train_widths_gmm/{world}/tower~{tower}.tsv"
+        "benchmarks/train_widths_gmm/{world}/tower~{tower}/budget~{budget}.tsv"
     wildcard_constraints:
         world="gmm",
         tower="f|g",
+        budget="1x",
 
 
 use rule train_widths as train_widths_widest with:

@@ -51,7 +51,8 @@ def widths_cells():
     """(world, tower, width, budget) of every cell of the sweep. Each tower's sweep ends at
     train.width, the widest cell (both towers at train.width: on the LCGM one trained cell,
     tower "both", which is also its optimisation floor; on the mixture the existing run).
-    Budget "2x" is the LCGM's widest cell at widths.budget_check × widths.lcgm_steps."""
+    Budget "2x" is a cell at widths.budget_check × widths.lcgm_steps: the LCGM's widest cell
+    (budget_check_scope "widest"), or every cell of every LCGM world ("sweeps")."""
     w = config["widths"]
     cells = [
         (world, tower, width, "1x")
@@ -60,10 +61,16 @@ def widths_cells():
         for width in widths_grid(world)
     ]
     widest = config["train"]["width"]
-    for world in widths_worlds():
-        if widths_is_lcgm(world):
-            cells.append((world, "both", widest, "1x"))
-    if "lcgm" in widths_worlds() and w["budget_check"] > 1:
+    lcgm_worlds = [world for world in widths_worlds() if widths_is_lcgm(world)]
+    cells += [(world, "both", widest, "1x") for world in lcgm_worlds]
+    if w["budget_check"] <= 1 or not lcgm_worlds:
+        return cells
+    if w["budget_check_scope"] == "sweeps":
+        narrower = widths_narrower("lcgm")
+        for world in lcgm_worlds:
+            cells += [(world, t, x, "2x") for t in w["towers"] for x in narrower]
+            cells.append((world, "both", widest, "2x"))
+    elif "lcgm" in lcgm_worlds:
         cells.append(("lcgm", "both", widest, "2x"))
     return cells
 
@@ -103,11 +110,10 @@ def widths_narrower(kind):
 
 
 def widths_sweep_files(kind, name):
-    """One file per width and seed of a tower's sweep job (world and tower stay open)."""
+    """One file per width and seed of a tower's sweep job (world, tower and budget stay open)."""
     return expand(
         f"results/widths/{WIDTHS_RUN}/{{name}}",
         width=widths_narrower(kind),
-        budget="1x",
         seed=config["seeds"],
         name=name,
         allow_missing=True,
@@ -132,7 +138,7 @@ def widths_tower_param(wildcards):
 
 
 def widths_budget_param(wildcards):
-    """A job's budget: 1x, or the widest LCGM cell's 2x."""
+    """A job's budget: 1x, or 2x (widths.budget_check × the steps)."""
     return wildcards.get("budget", "1x")
 
 

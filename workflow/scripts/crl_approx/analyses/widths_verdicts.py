@@ -179,11 +179,28 @@ def w3(fits) -> dict:
     }
 
 
-def verdicts(fits, eps, runs, cells, level, dims=(), budget_moves=False) -> pd.DataFrame:
+def budget_agrees(rule: str, rule_2x) -> str:
+    """The LCGM's statistic-level budget gate (widths.budget_check_scope ``sweeps``): a decided
+    verdict at the budget stands where the same registered rule, on every LCGM cell trained at
+    twice the steps, reads the same (the guide's "a 2x budget agrees"); a decided verdict the
+    doubled budget does not repeat is "unresolved: not converged". It can only take a decision
+    back, never make one: an undecided verdict at the budget stays as it is."""
+    if rule not in (Verdict.HOLDS, Verdict.FAILS) or rule_2x == rule:
+        return rule
+    return gate(rule, converged=False)
+
+
+def verdicts(
+    fits, eps, runs, cells, level, dims=(), budget_moves=False, doubled=None
+) -> pd.DataFrame:
     """Every prediction's row; ``rule`` is the verdict its registered rule gives, ``verdict`` the
-    same after the LCGM's doubled-budget gate: with ``budget_moves`` (twice the steps resolvably
-    move the widest LCGM cell's excess by more than the tolerance, :func:`.widths.budget_moves`)
-    a decided LCGM verdict is "unresolved: not converged" (amendment of 2026-12-05)."""
+    same after the LCGM's doubled-budget gate. With ``doubled`` (prediction → its verdict on the
+    LCGM cells at twice the steps, budget_check_scope ``sweeps``; :func:`doubled_verdicts`) a
+    decided LCGM verdict stands where that one agrees (:func:`budget_agrees`); without it, where
+    ``budget_moves`` (twice the steps resolvably move the widest LCGM cell's excess by more
+    than the tolerance, :func:`.widths.budget_moves`) a decided LCGM verdict is "unresolved: not
+    converged" (amendment of 2026-12-05). ``rule_2x`` is the doubled budget's verdict ("" where
+    not measured)."""
     rows = []
     lcgm, gmm = (fits[fits["world"] == x] for x in ("lcgm", "gmm"))
     if set(lcgm["tower"]) == {"f", "g"}:
@@ -193,11 +210,39 @@ def verdicts(fits, eps, runs, cells, level, dims=(), budget_moves=False) -> pd.D
     if not gmm.empty:
         rows += [w3(gmm), w7(runs, cells, level)]
     for r in rows:
-        r["rule"] = r["verdict"]
-        if budget_moves and w.is_lcgm(r["world"]):
+        r["rule"], r["rule_2x"] = r["verdict"], ""
+        if not w.is_lcgm(r["world"]):
+            continue
+        if doubled is not None:
+            r["rule_2x"] = doubled.get(r["prediction"], "")
+            r["verdict"] = budget_agrees(r["verdict"], r["rule_2x"])
+            r["converged"] = r["converged"] and r["verdict"] == r["rule"]
+        elif budget_moves:
             r["verdict"] = gate(r["verdict"], converged=False)
             r["converged"] = False
     return pd.DataFrame(rows)
+
+
+def doubled_verdicts(runs, rank_floor, cells, widths: dict, design, default_width, limits):
+    """Prediction → its registered rule's verdict (gated by its cells' own convergence) on the
+    LCGM cells trained at twice the steps (budget_check_scope ``sweeps``): every LCGM world's
+    2x cells read as its cells (the mixture's unchanged), its floor the 2x widest cell's, its ε
+    read at the budget's reading limits (``limits``: the same levels compared at both budgets).
+    None where no sweep cell ran at twice the steps."""
+    lcgm = runs["world"].map(w.is_lcgm)
+    two = runs[lcgm & (runs["budget"] == "2x")]
+    if two[two["tower"] != "both"].empty:
+        return None
+    runs2 = pd.concat([runs[~lcgm], two.assign(budget="1x")], ignore_index=True)
+    floor2 = w.floors(runs2, rank_floor, widths["gmm_dim"], widths["ci_level"])
+    runs2 = w.with_approximation(runs2, floor2)
+    own = floor2.set_index("world")["read_limit"].to_dict()
+    limits2 = {world: max(limits[world], own[world]) for world in own}
+    table2 = w.cell_table(runs2, default_width, limits2)
+    cells2 = [c for c in cells if c[3] == "1x"]
+    verdict2 = tables(runs2, table2, cells2, widths, design, limits2)[3]
+    lcgm_rows = verdict2[verdict2["world"].map(w.is_lcgm)]
+    return dict(zip(lcgm_rows["prediction"], lcgm_rows["rule"], strict=True))
 
 
 def ladder_of(config: dict) -> dict:
@@ -206,7 +251,9 @@ def ladder_of(config: dict) -> dict:
     return {"lcgm": config["eps"], "gmm": config["gmm_eps"]}
 
 
-def tables(runs, table, cells, config: dict, design: dict, limits: dict, budget_moves=False):
+def tables(
+    runs, table, cells, config: dict, design: dict, limits: dict, budget_moves=False, doubled=None
+):
     """Width to ε (each world on its own ladder, read on the approximation part at or above the
     world's reading limit, ``limits``: world → read_limit of the floors table), the fits (on the
     same readings), the dimension sweep and the verdicts of the runs (``budget_moves``: the
@@ -224,7 +271,7 @@ def tables(runs, table, cells, config: dict, design: dict, limits: dict, budget_
     fits = pd.DataFrame([w.fit_row(runs, table, *s, rows[s], level, design) for s in sweeps])
     levels = config["dim_sweep"]["eps"]
     dims = dim_rows(eps, fits, design, levels, level) if "lcgm" in set(eps["world"]) else []
-    verdict = verdicts(fits, eps, runs, table, level, dims, budget_moves)
+    verdict = verdicts(fits, eps, runs, table, level, dims, budget_moves, doubled)
     return eps, fits, pd.DataFrame(dims, columns=DIM_COLUMNS), verdict
 
 
@@ -243,13 +290,14 @@ def run_assemble(
     from ..runtime import write_csv
 
     rank_floor = pd.read_csv(floor_paths[0]) if floor_paths else None
-    runs = w.runs_table(metric_paths, cells, seeds)
-    floor_table = w.floors(runs, rank_floor, widths["gmm_dim"], widths["ci_level"])
-    runs = w.with_approximation(runs, floor_table)
+    raw = w.runs_table(metric_paths, cells, seeds)
+    floor_table = w.floors(raw, rank_floor, widths["gmm_dim"], widths["ci_level"])
+    runs = w.with_approximation(raw, floor_table)
     limits = floor_table.set_index("world")["read_limit"].to_dict()
     table = w.cell_table(runs, default_width, limits)
     moves = w.floors_move(floor_table)
-    eps, fits, dims, verdict = tables(runs, table, cells, widths, design, limits, moves)
+    doubled = doubled_verdicts(raw, rank_floor, cells, widths, design, default_width, limits)
+    eps, fits, dims, verdict = tables(runs, table, cells, widths, design, limits, moves, doubled)
     for row in verdict.itertuples():
         log.info("%s (%s): %s — %s", row.prediction, row.world, row.verdict, row.measured)
     write_csv(runs.drop(columns="val_losses"), output.runs)

@@ -20,6 +20,12 @@ def widths_errors(cfg: dict) -> list[str]:
             f"{cfg['gmm']['dims']}; allowed: a D of gmm.dims (its exact rank-D floor is "
             f"computed there)"
         )
+    if w["budget_check_scope"] == "sweeps" and w["budget_check"] <= 1:
+        errors.append(
+            "config key 'widths.budget_check_scope': sweeps needs widths.budget_check > 1 "
+            f"(it is {w['budget_check']}: no cell is trained again); allowed: widest, or sweeps "
+            "with a budget_check of 2 or more"
+        )
     if "lcgm" in w["grid"]:
         lcgm = cfg["lcgm"]
         extra = sorted(set(w["dim_sweep"]["eps"]) - set(w["eps"]))

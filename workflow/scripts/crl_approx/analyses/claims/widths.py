@@ -75,10 +75,20 @@ def _budget(t, config) -> str:
     return f"; {config['train']['width']} unconverged (2× budget: cos² {moved})"
 
 
-def _dim_parts(t, predicate) -> list[tuple[str, Verdict]]:
+def _doubled(r) -> str:
+    """The prediction's verdict on every LCGM cell at twice the steps (budget_check_scope
+    sweeps), "" where not measured (the CSV reads an empty cell back as NaN)."""
+    v = getattr(r, "rule_2x", "")
+    return v if isinstance(v, str) else ""
+
+
+def _dim_parts(t, predicate, verdict_row) -> list[tuple[str, Verdict]]:
     """W5's and W6's parts from the dimension sweep's table: (label, the part's verdict), each
-    gated as the row is (its cells' convergence and the LCGM's doubled-budget gate)."""
+    gated as ``verdict_row`` is (its cells' convergence and the LCGM's doubled-budget gate: with
+    every cell at twice the steps, unless the prediction's rule reads the same there)."""
     moves = widths.floors_move(t["widths_floors"])
+    if doubled := _doubled(verdict_row):
+        moves = doubled != verdict_row.rule
     out = []
     for r in t["widths_dims"].to_dict("records"):
         grows = predicate(r["tower"])
@@ -104,10 +114,21 @@ def _dims(t, towers) -> str:
     return f"{', '.join(each)} from d {r['d0']} to {r['d']} (c = {r['factor_c']:.2g})"
 
 
+def _short(verdict: str) -> Verdict:
+    """A verdict cell as a :class:`Verdict`, a grid's "unresolved: <reason>" as unresolved."""
+    return Verdict.UNRESOLVED if verdict in UNDECIDABLE else as_verdict(verdict)
+
+
 def _moved(t, r) -> str:
     """Where the LCGM's doubled-budget gate turned a decided verdict (``rule``) into "not
     converged": how far twice the steps move the floor, and the rule's verdict, in a few words
-    ("; 2× steps: floor −35 % [−46 %, −24 %]; rule: holds"); "" elsewhere."""
+    ("; 2× steps: floor −35 % [−46 %, −24 %]; rule: holds"); with every cell at twice the steps
+    (budget_check_scope sweeps) what the rule reads there ("; 2× steps: holds again",
+    "; 2× steps: unresolved; rule: holds"); "" elsewhere."""
+    if doubled := _doubled(r):
+        if _short(r.rule) == _short(doubled):
+            return f"; 2× steps: {SHORT[_short(doubled)]} again"
+        return f"; 2× steps: {SHORT[_short(doubled)]}; rule: {SHORT[_short(r.rule)]}"
     if r.rule == r.verdict or r.rule in UNDECIDABLE:
         return ""
     f = t["widths_floors"].set_index("world").loc["lcgm"]
@@ -151,9 +172,9 @@ def claims(t, config) -> list[dict]:
         reading, verdict = _reading(t, r, config)
         parts = ()
         if r.prediction == "W5":
-            parts = _dim_parts(t, lambda tower: tower == "g")
+            parts = _dim_parts(t, lambda tower: tower == "g", r)
         elif r.prediction == "W6":
-            parts = _dim_parts(t, lambda tower: False if tower == "g" else None)
+            parts = _dim_parts(t, lambda tower: False if tower == "g" else None, r)
         paper = PAPER.get(r.prediction)
         out.append(
             row(
