@@ -561,35 +561,75 @@ def test_a_moving_floor_turns_the_lcgm_verdicts_not_converged_and_keeps_the_rule
     assert cw._moved(t, still.reset_index().set_index("prediction", drop=False).loc["W4"]) == ""
 
 
-def _doubled_runs(c_g_2x: float) -> pd.DataFrame:
+#: the widest cells' drops at 2x per seed: the LCGM's (as _moving_runs), the dimension sweep's
+DROPS_2X = {"lcgm": [0.0009, 0.001, 0.0011], "lcgm_d64": [0.0014, 0.0015, 0.0016]}
+
+
+def _doubled_runs(c_g_2x: float, falling=None) -> pd.DataFrame:
     """_moving_runs (the widest LCGM cell 25 % lower at 2x: the blanket gate's case) with every
     LCGM cell also at 2x (budget_check_scope sweeps): each world's widest cell at 2x its floor
-    less DROPS_2X, its towers' excess that floor + C·w^(−A), g's coefficient ``c_g_2x``."""
-    drops = [0.0009, 0.001, 0.0011]
-    runs = _moving_runs(drops)
+    less DROPS_2X, its towers' excess that floor + C·w^(−A), g's coefficient ``c_g_2x``; the 2x
+    cell (world, tower, width) ``falling`` with a validation loss still falling at the end."""
+    runs = _moving_runs(DROPS_2X["lcgm"])
     rows = []
     for world, floor in LCGM_FLOORS.items():
         for s, f_s in enumerate(floor):
-            f2 = f_s - drops[s]
+            f2 = f_s - DROPS_2X[world][s]
             for tower, c in (("f", C["f"]), ("g", c_g_2x)):
-                rows += [_run_row(world, tower, w, "2x", s, f2 + c * w**-A) for w in (2, 4, 8, 16)]
+                for w in (2, 4, 8, 16):
+                    hist = STILL_FALLING if (world, tower, w) == falling else CONVERGED
+                    rows.append(_run_row(world, tower, w, "2x", s, f2 + c * w**-A, hist))
+                rows.append(_run_row(world, tower, 128, "2x", s, f2))  # the shared widest cell
             if world != "lcgm":  # the LCGM's widest 2x cell is in _moving_runs already
                 rows.append(_run_row(world, "both", 128, "2x", s, f2))
     return pd.concat([runs, pd.DataFrame(rows)], ignore_index=True)
 
 
-def test_with_every_cell_at_twice_the_steps_a_verdict_stands_where_its_rule_reads_the_same():
+def test_with_every_cell_at_twice_the_steps_each_world_reads_its_own_floor_and_drop():
+    """Known answers on _doubled_runs: each LCGM world's reading limit is max(floor, its own
+    drop / 0.1): 0.01 on the LCGM (drop 0.001), 0.015 on the dimension sweep's world (its own
+    drop 0.0015, not the LCGM's); a 2x cell's approximation part is its excess less its world's
+    floor at 2x (the 2x widest cell's mean): C·w^(−A) exactly in the seeds' mean, the 1x cells'
+    unchanged. Mutations caught (seen failing): the LCGM's drop standing for a world that has
+    its own; the 2x cells against the 1x floor."""
+    raw = _doubled_runs(C["g"])
+    floor_table = aw.floors(raw, RANK_FLOOR, 2, 0.95).set_index("world")
+    assert floor_table.loc["lcgm", "read_limit"] == pytest.approx(0.01, rel=1e-9)
+    assert floor_table.loc["lcgm_d64", "read_limit"] == pytest.approx(0.015, rel=1e-9)
+    assert floor_table.loc["lcgm_d64", "budget_excess"] == pytest.approx(0.0005, rel=1e-9)
+    runs = aw.with_approximation(raw, floor_table.reset_index())
+    runs = aw.with_doubled_floors(runs, floor_table.reset_index())
+    for world in LCGM_FLOORS:
+        for budget, floor in (("1x", np.mean(LCGM_FLOORS[world])), ("2x", None)):
+            cell = runs[
+                (runs["world"] == world)
+                & (runs["tower"] == "f")
+                & (runs["width"] == 4)
+                & (runs["budget"] == budget)
+            ]
+            assert cell["approx"].mean() == pytest.approx(C["f"] * 4**-A, rel=1e-9)
+            if floor is not None:
+                assert cell["floor"].iloc[0] == pytest.approx(floor, rel=1e-12)
+
+
+def test_with_every_cell_at_twice_the_steps_a_verdict_stands_where_its_rule_reads_the_same(
+    tmp_path,
+):
     """budget_check_scope sweeps: the widest cell's 2x drop (25 % of the floor) would take W4
     back under the blanket gate; with every LCGM cell at 2x on the same curves (g needs 1.8
     times f's width at both budgets) W4 holds, its ``rule_2x`` "holds", and the claims row says
-    so ("2× steps: holds again"). Where at 2x g's curve is f's (g/f = 1 at every level: its
-    interval [0, 0] is not above 0) the rule reads "unresolved" there: W4 is "unresolved: not
-    converged", rule "holds", and the row says what 2x read. A verdict undecided at the budget
-    stays as it is whatever 2x reads (the gate takes a decision back, never makes one). The
-    mixture's verdicts carry no 2x reading. Mutations caught (seen failing): the 2x verdicts
-    read off the budget's cells; the gate deciding an unresolved verdict; the blanket gate left
-    on beside the statistic's."""
+    so ("2× steps: holds again"); W5 fails and W6 holds at both budgets (neither tower grows
+    with d: ratio 1 against c = 1.5), their parts shown decided after a CSV round trip. Where
+    at 2x g's curve is f's (g/f = 1 at every level: its interval [0, 0] is not above 0) the
+    rule reads "unresolved" there: W4 is "unresolved: not converged", rule "holds", and the row
+    says what 2x read; so it is where one 2x cell's validation loss still falls (its own
+    convergence gate). A verdict undecided at the budget stays as it is whatever 2x reads (the
+    gate takes a decision back, never makes one). The mixture's verdicts carry no 2x reading.
+    Mutations caught (seen failing): the 2x verdicts read off the budget's cells; the gate
+    deciding an unresolved verdict; the blanket gate left on beside the statistic's; the 2x
+    cells' convergence ignored."""
     from crl_approx.analyses.claims import widths as cw
+    from crl_approx.runtime import write_csv
 
     design = DESIGN | {"lcgm_d64": {"d1": 64, "d2": 64}}
     config = {
@@ -608,21 +648,33 @@ def test_with_every_cell_at_twice_the_steps_a_verdict_stands_where_its_rule_read
         table = aw.cell_table(runs, 128, limits)
         cells = sorted({(r.world, r.tower, r.width, r.budget) for r in raw.itertuples()})
         doubled = av.doubled_verdicts(raw, RANK_FLOOR, cells, config, design, 128, limits)
-        v = av.tables(runs, table, cells, config, design, limits, True, doubled)[3]
-        return floor_table, v.set_index("prediction", drop=False)
+        out = av.tables(runs, table, cells, config, design, limits, True, doubled)
+        return floor_table, out[2], out[3].set_index("prediction", drop=False)
 
-    floor_table, same = verdicts(_doubled_runs(C["g"]))
+    floor_table, dims, same = verdicts(_doubled_runs(C["g"]))
     assert same.loc["W4", ["verdict", "rule", "rule_2x"]].tolist() == ["holds"] * 3
     assert bool(same.loc["W4", "converged"])
-    t = {"widths_floors": floor_table}
+    assert same.loc["W4", "value_2x"] == pytest.approx((C["g"] / C["f"]) ** (1 / A), rel=1e-6)
+    t = {"widths_floors": floor_table, "widths_dims": dims}
     assert cw._moved(t, same.loc["W4"]) == "; 2× steps: holds again"
-    _, moved = verdicts(_doubled_runs(C["f"]))
+    for p, v in (("W5", "fails"), ("W6", "holds")):
+        assert same.loc[p, ["verdict", "rule", "rule_2x"]].tolist() == [v] * 3
+    write_csv(same, tmp_path / "v.csv")  # as the claims read it: "" comes back as NaN
+    back = pd.read_csv(tmp_path / "v.csv").set_index("prediction", drop=False)
+    assert cw._moved(t, back.loc["W5"]) == "; 2× steps: g ×1, fails again"
+    parts = cw._dim_parts(t, lambda tower: tower == "g", back.loc["W5"])
+    assert parts == [("f, d=64", "holds"), ("g, d=64", "fails")]
+    assert cw._doubled(back.loc["W3"]) == ""
+    _, _, moved = verdicts(_doubled_runs(C["f"]))
     assert moved.loc["W4", "rule"] == "holds" and moved.loc["W4", "rule_2x"] == "unresolved"
     assert moved.loc["W4", "verdict"] == "unresolved: not converged"
     assert not bool(moved.loc["W4", "converged"])
     assert cw._moved(t, moved.loc["W4"]) == "; 2× steps: unresolved; rule: holds"
     for p in ("W3", "W7"):
         assert moved.loc[p, "rule_2x"] == "" and moved.loc[p, "verdict"] == moved.loc[p, "rule"]
+    _, _, falling = verdicts(_doubled_runs(C["g"], falling=("lcgm", "g", 4)))
+    assert falling.loc["W4", "rule_2x"] == "unresolved: not converged"
+    assert falling.loc["W4", "verdict"] == "unresolved: not converged"
     # the gate on its own: it can take a decision back, never make one
     assert av.budget_agrees("unresolved", "holds") == "unresolved"
     assert av.budget_agrees("fails", "fails") == "fails"

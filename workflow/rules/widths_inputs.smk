@@ -66,9 +66,10 @@ def widths_cells():
     if w["budget_check"] <= 1 or not lcgm_worlds:
         return cells
     if w["budget_check_scope"] == "sweeps":
-        narrower = widths_narrower("lcgm")
         for world in lcgm_worlds:
-            cells += [(world, t, x, "2x") for t in w["towers"] for x in narrower]
+            cells += [
+                (world, t, x, "2x") for t in w["towers"] for x in widths_grid(world)
+            ]
             cells.append((world, "both", widest, "2x"))
     elif "lcgm" in lcgm_worlds:
         cells.append(("lcgm", "both", widest, "2x"))
@@ -76,10 +77,11 @@ def widths_cells():
 
 
 def widths_file(world, tower, width, budget, seed, name="metrics.json"):
-    """One output of a width cell. The cell at train.width (budget 1x) is the widest cell: on
-    the LCGM the job of tower "both", on the mixture the existing run of rule train_encoder
-    (Table 1's run at widths.gmm_dim), reused, never retrained."""
-    if budget == "1x" and int(width) == config["train"]["width"]:
+    """One output of a width cell. The cell at train.width is the widest cell: on the LCGM the
+    job of tower "both" (at either budget), on the mixture the existing run of rule
+    train_encoder (Table 1's run at widths.gmm_dim), reused, never retrained."""
+    widest = int(width) == config["train"]["width"]
+    if widest and (budget == "1x" or widths_is_lcgm(world)):
         if not widths_is_lcgm(world):
             return (
                 f"results/encoders/{world}/objective~{widths_objective(world)}/"

@@ -18,7 +18,8 @@ A level ε is read only where it lies at or above the world's *reading limit* (:
 the floor on the LCGM (an approximation part smaller than what optimisation leaves at the widest
 cell is not told apart from optimisation), the widest cell's excess above the exact floor on the
 mixture, and on every LCGM world also budget_drop / CLOSE_TOLERANCE (a level the doubled budget
-moves by more than the verdict tolerance is not a stable reading).
+moves by more than the verdict tolerance is not a stable reading): the world's own drop where its
+widest cell ran at 2x (budget_check_scope sweeps), else the LCGM's.
 
 The same check gates the LCGM's verdicts (``budget_moves``, :func:`budget_moves`): where twice the
 steps resolvably lower the widest cell's excess by more than a tenth of it, the runs are not shown
@@ -115,10 +116,15 @@ def floors(
             }
         )
     out = pd.DataFrame(rows)
-    # the LCGM's budget check (its own dimensions) stands for every LCGM world: one 2x cell
+    # the LCGM's budget check (its own dimensions) stands for every LCGM world whose widest cell
+    # was not trained at 2x itself (budget_check_scope widest: one 2x cell); a world's own drop
+    # sets its reading limit where it was measured (scope sweeps)
     main = out[out["budget_drop"].notna() & out["world"].map(is_lcgm)]
     drop = float(main["budget_drop"].iloc[0]) if len(main) else math.nan
-    out["read_limit"] = [read_limit(r, drop) for r in out.itertuples()]
+    out["read_limit"] = [
+        read_limit(r, r.budget_drop if math.isfinite(r.budget_drop) else drop)
+        for r in out.itertuples()
+    ]
     moves = bool(len(main)) and budget_moves(main.iloc[0])
     out["budget_moves"] = [moves and is_lcgm(x) for x in out["world"]]
     return out
@@ -156,6 +162,18 @@ def with_approximation(runs: pd.DataFrame, floor_table: pd.DataFrame) -> pd.Data
     f = floor_table.set_index("world")["floor"]
     out = runs.copy()
     out["floor"] = out["world"].map(f)
+    out["approx"] = out["excess"] - out["floor"]
+    return out
+
+
+def with_doubled_floors(runs: pd.DataFrame, floor_table: pd.DataFrame) -> pd.DataFrame:
+    """The LCGM worlds' cells at 2x against their world's floor at 2x (its widest cell there,
+    ``budget_excess``), for a run that trained every LCGM cell at 2x (budget_check_scope
+    sweeps): each budget's cells against that budget's floor."""
+    at_2x = floor_table.set_index("world")["budget_excess"]
+    out = runs.copy()
+    two = (out["budget"] == "2x") & out["world"].map(is_lcgm)
+    out.loc[two, "floor"] = out.loc[two, "world"].map(at_2x)
     out["approx"] = out["excess"] - out["floor"]
     return out
 

@@ -200,7 +200,7 @@ def verdicts(
     ``budget_moves`` (twice the steps resolvably move the widest LCGM cell's excess by more
     than the tolerance, :func:`.widths.budget_moves`) a decided LCGM verdict is "unresolved: not
     converged" (amendment of 2026-12-05). ``rule_2x`` is the doubled budget's verdict ("" where
-    not measured)."""
+    not measured), ``value_2x``, ``lo_2x``, ``hi_2x`` its statistic."""
     rows = []
     lcgm, gmm = (fits[fits["world"] == x] for x in ("lcgm", "gmm"))
     if set(lcgm["tower"]) == {"f", "g"}:
@@ -211,10 +211,13 @@ def verdicts(
         rows += [w3(gmm), w7(runs, cells, level)]
     for r in rows:
         r["rule"], r["rule_2x"] = r["verdict"], ""
+        r["value_2x"] = r["lo_2x"] = r["hi_2x"] = math.nan
         if not w.is_lcgm(r["world"]):
             continue
         if doubled is not None:
-            r["rule_2x"] = doubled.get(r["prediction"], "")
+            at = doubled.get(r["prediction"], {})
+            r["rule_2x"] = at.get("rule", "")
+            r |= {f"{k}_2x": at.get(k, math.nan) for k in ("value", "lo", "hi")}
             r["verdict"] = budget_agrees(r["verdict"], r["rule_2x"])
             r["converged"] = r["converged"] and r["verdict"] == r["rule"]
         elif budget_moves:
@@ -224,11 +227,12 @@ def verdicts(
 
 
 def doubled_verdicts(runs, rank_floor, cells, widths: dict, design, default_width, limits):
-    """Prediction → its registered rule's verdict (gated by its cells' own convergence) on the
-    LCGM cells trained at twice the steps (budget_check_scope ``sweeps``): every LCGM world's
-    2x cells read as its cells (the mixture's unchanged), its floor the 2x widest cell's, its ε
-    read at the budget's reading limits (``limits``: the same levels compared at both budgets).
-    None where no sweep cell ran at twice the steps."""
+    """Prediction → its registered rule's verdict (gated by its cells' own convergence) and
+    statistic ({"rule", "value", "lo", "hi"}) on the LCGM cells trained at twice the steps
+    (budget_check_scope ``sweeps``): every LCGM world's 2x cells read as its cells (the
+    mixture's unchanged), its floor the 2x widest cell's, its ε read at the larger of the two
+    budgets' reading limits (``limits``: the budget's; the same levels compared at both). None
+    where no sweep cell ran at twice the steps."""
     lcgm = runs["world"].map(w.is_lcgm)
     two = runs[lcgm & (runs["budget"] == "2x")]
     if two[two["tower"] != "both"].empty:
@@ -242,7 +246,8 @@ def doubled_verdicts(runs, rank_floor, cells, widths: dict, design, default_widt
     cells2 = [c for c in cells if c[3] == "1x"]
     verdict2 = tables(runs2, table2, cells2, widths, design, limits2)[3]
     lcgm_rows = verdict2[verdict2["world"].map(w.is_lcgm)]
-    return dict(zip(lcgm_rows["prediction"], lcgm_rows["rule"], strict=True))
+    keys = ("rule", "value", "lo", "hi")
+    return {r["prediction"]: {k: r[k] for k in keys} for r in lcgm_rows.to_dict("records")}
 
 
 def ladder_of(config: dict) -> dict:
@@ -297,6 +302,9 @@ def run_assemble(
     table = w.cell_table(runs, default_width, limits)
     moves = w.floors_move(floor_table)
     doubled = doubled_verdicts(raw, rank_floor, cells, widths, design, default_width, limits)
+    if doubled is not None:  # every LCGM cell at 2x: each against its own budget's floor
+        runs = w.with_doubled_floors(runs, floor_table)
+        table = w.cell_table(runs, default_width, limits)
     eps, fits, dims, verdict = tables(runs, table, cells, widths, design, limits, moves, doubled)
     for row in verdict.itertuples():
         log.info("%s (%s): %s — %s", row.prediction, row.world, row.verdict, row.measured)

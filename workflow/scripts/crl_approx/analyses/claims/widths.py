@@ -31,6 +31,8 @@ def _ends(t, world: str) -> str:
     cell, "f 0.28 → 0.0012, g 0.64 → 0.0019 (widths 2–16)"."""
     w = t["widths"]
     w = w[(w["world"] == world) & w["tower"].isin(["f", "g"]) & ~w["widest"].astype(bool)]
+    if "budget" in w:  # the budget's cells (scope sweeps lists them at 2x too)
+        w = w[w["budget"] == "1x"]
     parts, grid = [], set()
     for tower, c in w.sort_values("width").groupby("tower"):
         parts.append(f"{tower} {c['approx_mean'].iloc[0]:.2g} → {c['approx_mean'].iloc[-1]:.2g}")
@@ -87,8 +89,9 @@ def _dim_parts(t, predicate, verdict_row) -> list[tuple[str, Verdict]]:
     gated as ``verdict_row`` is (its cells' convergence and the LCGM's doubled-budget gate: with
     every cell at twice the steps, unless the prediction's rule reads the same there)."""
     moves = widths.floors_move(t["widths_floors"])
-    if doubled := _doubled(verdict_row):
-        moves = doubled != verdict_row.rule
+    if doubled := _doubled(verdict_row):  # the parts stand where the row's decision does
+        rule = verdict_row.rule
+        moves = not (doubled == rule and _short(rule) in (Verdict.HOLDS, Verdict.FAILS))
     out = []
     for r in t["widths_dims"].to_dict("records"):
         grows = predicate(r["tower"])
@@ -126,9 +129,14 @@ def _moved(t, r) -> str:
     (budget_check_scope sweeps) what the rule reads there ("; 2× steps: holds again",
     "; 2× steps: unresolved; rule: holds"); "" elsewhere."""
     if doubled := _doubled(r):
+        # W5's and W6's statistic, g's growth factor, at 2x: how far the doubling moved it
+        value = float(getattr(r, "value_2x", math.nan))
+        g = f"g ×{value:.2g}, " if r.prediction in ("W5", "W6") else ""
+        if g and not math.isfinite(value):
+            g = "g unread, "
         if _short(r.rule) == _short(doubled):
-            return f"; 2× steps: {SHORT[_short(doubled)]} again"
-        return f"; 2× steps: {SHORT[_short(doubled)]}; rule: {SHORT[_short(r.rule)]}"
+            return f"; 2× steps: {g}{SHORT[_short(doubled)]} again"
+        return f"; 2× steps: {g}{SHORT[_short(doubled)]}; rule: {SHORT[_short(r.rule)]}"
     if r.rule == r.verdict or r.rule in UNDECIDABLE:
         return ""
     f = t["widths_floors"].set_index("world").loc["lcgm"]
