@@ -497,6 +497,33 @@ def _moving_runs(drops) -> pd.DataFrame:
     return runs
 
 
+#: the design and the W section the assembly tests below read (the sweep's world at d = 64)
+FLOORED_DESIGN = DESIGN | {"lcgm_d64": {"d1": 64, "d2": 64}}
+FLOORED_CONFIG = {
+    "eps": [0.2, 0.1],
+    "gmm_eps": [1e-4, 3e-5],
+    "ci_level": 0.95,
+    "dim_sweep": {"eps": [0.2, 0.1]},
+    "gmm_dim": 2,
+}
+
+
+def _floored_verdicts(raw: pd.DataFrame, doubled: bool = False):
+    """The floors table, the dimension table and the verdicts (indexed by prediction) of the
+    assembly on ``raw`` as run_assemble computes them: the blanket gate where the floors table
+    sets it, or with ``doubled`` the statistic-level gate on the runs' 2x cells."""
+    floor_table = aw.floors(raw, RANK_FLOOR, 2, 0.95)
+    runs = aw.with_approximation(raw, floor_table)
+    limits = floor_table.set_index("world")["read_limit"].to_dict()
+    table = aw.cell_table(runs, 128, limits)
+    cells = sorted({(r.world, r.tower, r.width, r.budget) for r in raw.itertuples()})
+    moves = bool(floor_table["budget_moves"].any())
+    args = (raw, RANK_FLOOR, cells, FLOORED_CONFIG, FLOORED_DESIGN, 128, limits)
+    twice = av.doubled_verdicts(*args) if doubled else None
+    out = av.tables(runs, table, cells, FLOORED_CONFIG, FLOORED_DESIGN, limits, moves, twice)
+    return floor_table, out[2], out[3].set_index("prediction", drop=False)
+
+
 def test_the_doubled_budget_gate_flags_a_floor_that_moves_by_more_than_a_tenth():
     """budget_moves: the widest LCGM cell's 2x drop, paired by seed, against a tenth of its
     excess at B (0.004, so a bar of 0.0004). Known answers: drops 0.0005/0.0006/0.0007 (sd 1e-4)
@@ -529,36 +556,17 @@ def test_a_moving_floor_turns_the_lcgm_verdicts_not_converged_and_keeps_the_rule
     ends swapped in the claims text."""
     from crl_approx.analyses.claims import widths as cw
 
-    design = DESIGN | {"lcgm_d64": {"d1": 64, "d2": 64}}
-    config = {
-        "eps": [0.2, 0.1],
-        "gmm_eps": [1e-4, 3e-5],
-        "ci_level": 0.95,
-        "dim_sweep": {"eps": [0.2, 0.1]},
-    }
-
-    def verdicts(runs):
-        floor_table = aw.floors(runs, RANK_FLOOR, 2, 0.95)
-        runs = aw.with_approximation(runs, floor_table)
-        limits = floor_table.set_index("world")["read_limit"].to_dict()
-        table = aw.cell_table(runs, 128, limits)
-        cells = sorted({(r.world, r.tower, r.width, r.budget) for r in runs.itertuples()})
-        moves = bool(floor_table["budget_moves"].any())
-        v = av.tables(runs, table, cells, config, design, limits, moves)[3]
-        return floor_table, v.set_index("prediction")
-
-    _, still = verdicts(_floored_runs())
+    _, _, still = _floored_verdicts(_floored_runs())
     assert still.loc["W4", "verdict"] == "holds" and still.loc["W4", "rule"] == "holds"
-    floor_table, moved = verdicts(_moving_runs([0.0009, 0.001, 0.0011]))
+    floor_table, _, moved = _floored_verdicts(_moving_runs([0.0009, 0.001, 0.0011]))
     assert moved.loc["W4", "verdict"] == "unresolved: not converged"
     assert moved.loc["W4", "rule"] == "holds"
     assert not moved.loc["W4", "converged"]
     for p in ("W3", "W7"):
         assert moved.loc[p, "verdict"] == still.loc[p, "verdict"] == moved.loc[p, "rule"]
     t = {"widths_floors": floor_table}
-    row = moved.reset_index().set_index("prediction", drop=False).loc["W4"]
-    assert cw._moved(t, row) == "; 2× steps: floor -25% [-31%, -19%]; rule: holds"
-    assert cw._moved(t, still.reset_index().set_index("prediction", drop=False).loc["W4"]) == ""
+    assert cw._moved(t, moved.loc["W4"]) == "; 2× steps: floor -25% [-31%, -19%]; rule: holds"
+    assert cw._moved(t, still.loc["W4"]) == ""
 
 
 #: the widest cells' drops at 2x per seed: the LCGM's (as _moving_runs), the dimension sweep's
@@ -631,25 +639,10 @@ def test_with_every_cell_at_twice_the_steps_a_verdict_stands_where_its_rule_read
     from crl_approx.analyses.claims import widths as cw
     from crl_approx.runtime import write_csv
 
-    design = DESIGN | {"lcgm_d64": {"d1": 64, "d2": 64}}
-    config = {
-        "eps": [0.2, 0.1],
-        "gmm_eps": [1e-4, 3e-5],
-        "ci_level": 0.95,
-        "dim_sweep": {"eps": [0.2, 0.1]},
-        "gmm_dim": 2,
-    }
-
     def verdicts(raw):
-        floor_table = aw.floors(raw, RANK_FLOOR, 2, 0.95)
-        assert floor_table["budget_moves"].any()  # the blanket gate's case
-        runs = aw.with_approximation(raw, floor_table)
-        limits = floor_table.set_index("world")["read_limit"].to_dict()
-        table = aw.cell_table(runs, 128, limits)
-        cells = sorted({(r.world, r.tower, r.width, r.budget) for r in raw.itertuples()})
-        doubled = av.doubled_verdicts(raw, RANK_FLOOR, cells, config, design, 128, limits)
-        out = av.tables(runs, table, cells, config, design, limits, True, doubled)
-        return floor_table, out[2], out[3].set_index("prediction", drop=False)
+        out = _floored_verdicts(raw, doubled=True)
+        assert out[0]["budget_moves"].any()  # the blanket gate's case
+        return out
 
     floor_table, dims, same = verdicts(_doubled_runs(C["g"]))
     assert same.loc["W4", ["verdict", "rule", "rule_2x"]].tolist() == ["holds"] * 3
@@ -682,7 +675,8 @@ def test_with_every_cell_at_twice_the_steps_a_verdict_stands_where_its_rule_read
     # without 2x sweep cells there is nothing to compare: the blanket gate stays
     raw = _moving_runs([0.0009, 0.001, 0.0011])
     cells = sorted({(r.world, r.tower, r.width, r.budget) for r in raw.itertuples()})
-    assert av.doubled_verdicts(raw, RANK_FLOOR, cells, config, design, 128, {}) is None
+    args = (raw, RANK_FLOOR, cells, FLOORED_CONFIG, FLOORED_DESIGN, 128, {})
+    assert av.doubled_verdicts(*args) is None
 
 
 def test_the_width_needed_is_read_on_the_approximation_part_above_the_limit():

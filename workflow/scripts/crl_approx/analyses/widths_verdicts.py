@@ -299,12 +299,11 @@ def run_assemble(
     floor_table = w.floors(raw, rank_floor, widths["gmm_dim"], widths["ci_level"])
     runs = w.with_approximation(raw, floor_table)
     limits = floor_table.set_index("world")["read_limit"].to_dict()
-    table = w.cell_table(runs, default_width, limits)
     moves = w.floors_move(floor_table)
     doubled = doubled_verdicts(raw, rank_floor, cells, widths, design, default_width, limits)
     if doubled is not None:  # every LCGM cell at 2x: each against its own budget's floor
         runs = w.with_doubled_floors(runs, floor_table)
-        table = w.cell_table(runs, default_width, limits)
+    table = w.cell_table(runs, default_width, limits)
     eps, fits, dims, verdict = tables(runs, table, cells, widths, design, limits, moves, doubled)
     for row in verdict.itertuples():
         log.info("%s (%s): %s — %s", row.prediction, row.world, row.verdict, row.measured)
