@@ -69,7 +69,6 @@ def child(cell: str, steps: int) -> dict:
         train = train | {"score": "cosine"}
     d_in = (cfg["lcgm"]["d_x"], cfg["lcgm"]["d_y"]) if world == "lcgm" else (1, 1)
     model = build_model(seeds, *d_in, dim, train)
-    opt = make_optimizer(model, train, steps)
     if objective == "population":
         mix = GaussianMixture.from_config(cfg["gmm"])
         grid = Grid.from_mixture(mix, train["population_nodes"], torch.float32, dev)
@@ -82,6 +81,8 @@ def child(cell: str, steps: int) -> dict:
         y = torch.as_tensor(rng.standard_normal((len(seeds), n, d_in[1])), dtype=torch.float32)
         gens = [torch.Generator().manual_seed(s) for s in seeds]
         step_loss = batch_loss(model, pool_batches(x, y, gens, train["batch_size"]), tau)
+    # the hand-written steps' optimiser updates their own weights (training/manual.py)
+    opt = make_optimizer(getattr(step_loss, "weights", model), train, steps)
     run_steps(model, opt, step_loss, 20)  # warm-up: first-touch of the working set
     before = resource.getrusage(resource.RUSAGE_SELF)
     mean_loss = run_steps(model, opt, step_loss, steps)

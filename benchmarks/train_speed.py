@@ -115,10 +115,10 @@ def epoch_dataloader(x, y, dim, batch):
 def epoch_workflow(xs, ys, dim, batch, seeds):
     """One epoch of the train_encoder rule's own loop on R stacked seeds."""
     model = build_model(seeds, xs.shape[2], ys.shape[2], dim, TRAIN)
-    opt = training.make_optimizer(model, TRAIN, 10_000)
     gens = [torch.Generator().manual_seed(s) for s in seeds]
     t0 = time.perf_counter()
-    training.shuffled_epoch(model, opt, xs, ys, gens, batch, TAU).tolist()  # the one host sync
+    train = TRAIN | {"batch_size": batch}
+    training.shuffled_epoch(model, train, xs, ys, gens, TAU, 10_000).tolist()  # the one host sync
     return time.perf_counter() - t0, xs.shape[1] // batch, len(seeds)
 
 

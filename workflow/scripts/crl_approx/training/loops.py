@@ -93,26 +93,34 @@ def in_batch_loss(model: StackedTwoTower, x: torch.Tensor, y: torch.Tensor, tau:
     return per_replica(one, model.embed_x(x), model.embed_y(y))
 
 
-def run_steps(model, opt, step_loss, n_steps: int, after_step=None):
+def run_steps(model, opt, step_loss, n_steps: int, after_step=None, reads_model=None):
     """``n_steps`` optimiser steps, each on the R losses ``step_loss()`` returns (the next batch's,
     or the population loss); the mean loss per replica as a tensor (not yet synchronised).
     ``after_step(t)``, if given, runs after each step with the run's step count t (it must not
-    change the model or draw random numbers)."""
+    change the model or draw random numbers); the model's parameters are current when it runs
+    (for the hand-written steps, whose weights live in ``step_loss.weights``, at the steps
+    ``reads_model(t)`` names, every step if not given) and when this returns."""
     p = next(model.parameters())
     total = torch.zeros(model.replicas, dtype=p.dtype, device=p.device)
-    by_hand = getattr(step_loss, "sets_grad", False)  # the step writes its own gradients
+    weights = getattr(step_loss, "weights", None)  # the hand-written steps' (.manual)
+    if weights is not None and getattr(opt, "tensors", None) is not weights.tensors:
+        raise TypeError("the hand-written steps need make_optimizer(step_loss.weights, ...)")
     for _ in range(n_steps):
-        if by_hand:
-            opt.zero_grad()
+        if weights is not None:
             loss = step_loss()
+            opt.update(weights.grads)
         else:
             loss = step_loss()
             opt.zero_grad()
             loss.sum().backward()
-        opt.step()
+            opt.step()
         total += loss.detach()
         if after_step is not None:
+            if weights is not None and (reads_model is None or reads_model(opt.t)):
+                weights.write_back()
             after_step(opt.t)
+    if weights is not None:
+        weights.write_back()
     return total / max(1, n_steps)
 
 
@@ -129,13 +137,15 @@ def batch_loss(model, batches, tau: float, by_hand: bool | None = None):
     CRL_AUTOGRAD_STEP=1 keeps autograd, for benchmarks/step_levers.py)."""
     by_hand = by_hand_step(model) if by_hand is None else by_hand
     if by_hand:
-        from .manual import in_batch_step
+        from .manual import ReplicaWeights, in_batch_step
+
+        weights = ReplicaWeights(model)
 
         def step_loss():
             xb, yb = next(batches)
-            return in_batch_step(model, xb, yb, tau)
+            return in_batch_step(weights, xb, yb, tau)
 
-        step_loss.sets_grad = True
+        step_loss.weights = weights
         return step_loss
 
     def step_loss():
@@ -145,11 +155,16 @@ def batch_loss(model, batches, tau: float, by_hand: bool | None = None):
     return step_loss
 
 
-def shuffled_epoch(model, opt, x: torch.Tensor, y: torch.Tensor, gens, batch: int, tau: float):
+def shuffled_epoch(model, train: dict, x, y, gens, tau: float, total_steps: int | None = None):
     """One epoch of the ``samples`` objective over the pairs x, y (R, n, d): a fresh permutation
-    per replica from its generator, full batches only; the mean loss per replica, unsynchronised."""
-    batches = pool_batches(x, y, gens, batch)
-    return run_steps(model, opt, batch_loss(model, batches, tau), x.shape[1] // batch)
+    per replica from its generator, full batches of ``train.batch_size`` only, a fresh optimiser
+    whose schedule spans ``total_steps`` (default the epoch; benchmarks/train_speed.py); the
+    mean loss per replica, unsynchronised."""
+    batch = train["batch_size"]
+    step_loss = batch_loss(model, pool_batches(x, y, gens, batch), tau)
+    n_steps = x.shape[1] // batch
+    opt = make_optimizer(getattr(step_loss, "weights", model), train, total_steps or n_steps)
+    return run_steps(model, opt, step_loss, n_steps)
 
 
 def split_steps(total: int, parts: int) -> list[int]:
@@ -158,17 +173,21 @@ def split_steps(total: int, parts: int) -> list[int]:
 
 
 @torch.inference_mode()
-def block_losses(model, x: torch.Tensor, y: torch.Tensor, tau: float, batch: int):
+def block_losses(model, x: torch.Tensor, y: torch.Tensor, tau: float, batch: int, weights=None):
     """The in-batch loss per replica, averaged over consecutive full blocks of ``batch`` pairs
     (validation), as a tensor: for the inner score by the training step's forward
-    (:func:`.manual.in_batch_losses`), so validation and training round alike."""
-    from .manual import in_batch_losses
+    (:func:`.manual.in_batch_losses`, on ``weights``, the steps' :class:`.manual.ReplicaWeights`,
+    or the model's copied once), so validation and training round alike."""
+    from .manual import ReplicaWeights, in_batch_losses
 
-    losses = in_batch_losses if by_hand_step(model) else in_batch_loss
+    if by_hand_step(model):
+        on, losses = weights or ReplicaWeights(model), in_batch_losses
+    else:
+        on, losses = model, in_batch_loss
     n = (x.shape[1] // batch) * batch
     total = torch.zeros(x.shape[0], dtype=x.dtype, device=x.device)
     for i in range(0, n, batch):
-        total += losses(model, x[:, i : i + batch], y[:, i : i + batch], tau)
+        total += losses(on, x[:, i : i + batch], y[:, i : i + batch], tau)
     return total / max(1, n // batch)
 
 
@@ -204,10 +223,12 @@ def fit_stream(model, batches, total: int, val, train: dict, tau: float, end_epo
     with tensors of R losses (val: the in-batch loss on the validation pairs ``val``); its
     ``after_step`` method, if any, after every step (see :func:`run_steps`)."""
 
-    def validate():
-        return block_losses(model, *val, tau, train["batch_size"])
-
     step_loss = batch_loss(model, batches, tau)
+    weights = getattr(step_loss, "weights", None)
+
+    def validate():
+        return block_losses(model, *val, tau, train["batch_size"], weights)
+
     return fit_checkpoints(model, step_loss, total, train, end_epoch, validate)
 
 
@@ -219,14 +240,14 @@ def population_loss(model, grid, tau: float, by_hand: bool | None = None):
     gx, gy = (g.expand(model.replicas, *g.shape).contiguous() for g in (grid.x, grid.y))
     by_hand = by_hand_step(model) if by_hand is None else by_hand
     if by_hand:
-        from .manual import PopulationConstants, population_step
+        from .manual import PopulationConstants, ReplicaWeights, population_step
 
-        consts = PopulationConstants(grid, gx, gy, tau)
+        consts, weights = PopulationConstants(grid, gx, gy, tau), ReplicaWeights(model)
 
         def step_loss():
-            return population_step(model, grid, consts, tau)
+            return population_step(weights, consts, tau)
 
-        step_loss.sets_grad = True
+        step_loss.weights = weights
         return step_loss
 
     def step_loss():
@@ -246,14 +267,16 @@ def fit_population(model, grid, train: dict, tau: float, end_epoch) -> int:
 def fit_checkpoints(model, step_loss, total: int, train: dict, end_epoch, validate) -> int:
     """The one training loop: ``total`` steps on ``step_loss`` under one lr schedule, split into
     ``train.epochs`` checkpoints; after each, ``end_epoch(epoch, train_loss, validate(), t0)``;
-    ``end_epoch.after_step``, if any, after every step. Returns ``total``."""
-    opt = make_optimizer(model, train, total)
+    ``end_epoch.after_step``, if any, after every step (``end_epoch.reads_model(t)``, if any:
+    whether it reads the model after step t). Returns ``total``."""
+    opt = make_optimizer(getattr(step_loss, "weights", model), train, total)
     after_step = getattr(end_epoch, "after_step", None)
+    reads_model = getattr(end_epoch, "reads_model", None)
     for epoch, n_steps in enumerate(split_steps(total, train["epochs"]), start=1):
         t0 = time.perf_counter()
         model.train()
         with phase("steps"):
-            train_loss = run_steps(model, opt, step_loss, n_steps, after_step)
+            train_loss = run_steps(model, opt, step_loss, n_steps, after_step, reads_model)
         model.eval()
         with phase("validation"):
             val_loss = validate()

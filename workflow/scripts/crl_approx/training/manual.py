@@ -22,6 +22,13 @@ product is a 2-D product on them, so replica r meets
 exactly the kernels a job with that replica alone meets, whatever the other replicas
 (tests/unit/test_batched_training.py: R = 1 and R = 3 bitwise equal on every path).
 
+**The weights stay in these layouts** between steps (:class:`ReplicaWeights`): the optimiser
+updates them there, and the model's stacked parameters are written from them when read. AdamW is
+elementwise, but torch's kernel rounds a tensor's last (numel mod vector width) elements in a
+scalar tail: the transposed last layer puts other elements there, so its update rounds alike
+only where width·D is a multiple of the vector width or below it (every width·D of the shipped
+configs: 128·D, and W's widths times D = 2 or 8; tests/unit/test_manual_step.py).
+
 Written here: the sampled step (:func:`in_batch_step`), its loss alone for validation
 (:func:`in_batch_losses`) and the population step on a quadrature grid (:func:`population_step`);
 the cosine score keeps autograd.
@@ -81,13 +88,48 @@ def _tower_backward(ws, saved, grad_t: torch.Tensor) -> list[torch.Tensor]:
     return grads
 
 
-def _set_grads(params, per_replica: list[list[torch.Tensor]]) -> None:
-    """Each stacked parameter's ``.grad``: its replicas' gradients stacked, the last layer's
-    transposed back to the stored layout."""
-    last = len(params) - 2
-    for k, param in enumerate(params):
-        parts = [g[k].t() if k >= last else g[k] for g in per_replica]
-        param.grad = torch.stack(parts)
+class ReplicaWeights:
+    """Every replica's weights and biases as tensors of its own in the layouts of :func:`_weights`,
+    kept from step to step: the steps read them, the optimiser (:class:`.optim.ReplicaAdamW`)
+    updates them in place, and :meth:`write_back` copies them into the model's stacked parameters
+    when the model is read (per checkpoint; ``run_steps`` does it when it returns). Copying each
+    replica's weights out of the stacked parameters every step, and stacking its gradients back,
+    was ~20 % of a population step (benchmarks/step_levers.py). Each tensor is its own allocation,
+    as the per-step copies were, so a replica's products meet the same kernels, bitwise."""
+
+    def __init__(self, model):
+        self.model = model
+        self.stacked = (list(model.f), list(model.g))
+        fs, gs = self.stacked
+        #: per replica: (f's weights, g's weights)
+        self.towers = [(_weights(fs, r), _weights(gs, r)) for r in range(model.replicas)]
+        #: every tensor, replica by replica (f's then g's), the optimiser's order
+        self.tensors = [t for wf, wg in self.towers for t in wf + wg]
+        #: the last step's gradients, in the order and layouts of ``tensors``
+        self.grads: list[torch.Tensor] = []
+
+    @torch.no_grad()
+    def write_back(self) -> None:
+        """The model's stacked parameters set to these weights (the last layers transposed back)."""
+        for side, params in enumerate(self.stacked):
+            last = len(params) - 2
+            for r, tower in enumerate(self.towers):
+                for k, param in enumerate(params):
+                    w = tower[side][k]
+                    param.data[r].copy_(w.t() if k >= last else w)
+
+    def stacked_grads(self) -> list[torch.Tensor]:
+        """The last step's gradients in the model's stacked layout, parameter by parameter
+        (f's then g's), as autograd would set ``.grad`` (for tests and comparisons)."""
+        n_f, n_g = (len(p) for p in self.stacked)
+        per = n_f + n_g
+        rows = [self.grads[r * per : (r + 1) * per] for r in range(len(self.towers))]
+        out = []
+        for lo, n in ((0, n_f), (n_f, n_g)):
+            for k in range(n):
+                parts = [row[lo + k].t() if k >= n - 2 else row[lo + k] for row in rows]
+                out.append(torch.stack(parts))
+        return out
 
 
 def _in_batch(wf, wg, x: torch.Tensor, y: torch.Tensor, tau: float):
@@ -103,37 +145,33 @@ def _in_batch(wf, wg, x: torch.Tensor, y: torch.Tensor, tau: float):
     return loss, p, ft, gt, saved_f, saved_g
 
 
-def in_batch_step(model, x: torch.Tensor, y: torch.Tensor, tau: float) -> torch.Tensor:
+def in_batch_step(weights: ReplicaWeights, x: torch.Tensor, y: torch.Tensor, tau: float):
     """One step's forward and backward of the in-batch InfoNCE on x, y (R, B, d) for the inner
-    score: returns the R losses (detached) and sets every parameter's ``.grad`` to the gradient
-    of the summed losses (each replica's its own)."""
-    fs, gs = list(model.f), list(model.g)
+    score: returns the R losses (detached) and sets ``weights.grads`` to the gradient of the
+    summed losses (each replica's its own)."""
     batch = x.shape[1]
-    losses, grads_f, grads_g = [], [], []
+    losses, grads = [], []
     with torch.no_grad():
-        for r in range(x.shape[0]):
-            wf, wg = _weights(fs, r), _weights(gs, r)
+        for r, (wf, wg) in enumerate(weights.towers):
             loss, p, ft, gt, saved_f, saved_g = _in_batch(wf, wg, _own(x[r]), _own(y[r]), tau)
             losses.append(loss)
             # ∂/∂S = (P − I)/B (the loss is τ·mean(lse − S_ii/τ)); S = f gᵀ
             p.diagonal().sub_(1.0)
             p.mul_(1.0 / batch)
-            grads_f.append(_tower_backward(wf, saved_f, torch.mm(gt, p.t())))
-            grads_g.append(_tower_backward(wg, saved_g, torch.mm(ft, p)))
-        _set_grads(fs, grads_f)
-        _set_grads(gs, grads_g)
+            grads += _tower_backward(wf, saved_f, torch.mm(gt, p.t()))
+            grads += _tower_backward(wg, saved_g, torch.mm(ft, p))
+    weights.grads = grads
     return torch.cat(losses)
 
 
-def in_batch_losses(model, x: torch.Tensor, y: torch.Tensor, tau: float) -> torch.Tensor:
+def in_batch_losses(weights: ReplicaWeights, x: torch.Tensor, y: torch.Tensor, tau: float):
     """The R in-batch losses on x, y (R, B, d) for the inner score (validation), as
     :func:`in_batch_step` computes them, without a backward."""
-    fs, gs = list(model.f), list(model.g)
     with torch.no_grad():
         return torch.cat(
             [
-                _in_batch(_weights(fs, r), _weights(gs, r), _own(x[r]), _own(y[r]), tau)[0]
-                for r in range(x.shape[0])
+                _in_batch(wf, wg, _own(x[r]), _own(y[r]), tau)[0]
+                for r, (wf, wg) in enumerate(weights.towers)
             ]
         )
 
@@ -150,16 +188,14 @@ class PopulationConstants:
         self.joint = grid.joint.reshape(gx.shape[1], gy.shape[1]).contiguous()
 
 
-def population_step(model, grid, consts: PopulationConstants, tau: float) -> torch.Tensor:
+def population_step(weights: ReplicaWeights, consts: PopulationConstants, tau: float):
     """One step's forward and backward of the population InfoNCE loss on ``grid``
     (:meth:`.evaluation.Grid.loss` of the score matrix f(gx) g(gy)ᵀ:
     τ Σ_i w_i logsumexp_j(S_ij/τ + log w_j) − Σ_ij joint_ij S_ij) for the inner score: the R
-    losses (detached), every parameter's ``.grad`` set. ∂/∂S = w_i softmax_j(…) − joint."""
-    fs, gs = list(model.f), list(model.g)
-    losses, grads_f, grads_g = [], [], []
+    losses (detached), ``weights.grads`` set. ∂/∂S = w_i softmax_j(…) − joint."""
+    losses, grads = [], []
     with torch.no_grad():
-        for r, (x_r, y_r) in enumerate(zip(consts.gx, consts.gy, strict=True)):
-            wf, wg = _weights(fs, r), _weights(gs, r)
+        for (wf, wg), x_r, y_r in zip(weights.towers, consts.gx, consts.gy, strict=True):
             ft, saved_f = _tower_forward(wf, x_r)
             gt, saved_g = _tower_forward(wg, y_r)
             s = torch.mm(ft.t(), gt)
@@ -172,8 +208,7 @@ def population_step(model, grid, consts: PopulationConstants, tau: float) -> tor
             loss = tau * (lse * consts.wx).sum() - (consts.joint * s).sum()
             losses.append(loss.reshape(1))
             grad_s = p.mul_(consts.wx).sub_(consts.joint)
-            grads_f.append(_tower_backward(wf, saved_f, torch.mm(gt, grad_s.t())))
-            grads_g.append(_tower_backward(wg, saved_g, torch.mm(ft, grad_s)))
-        _set_grads(fs, grads_f)
-        _set_grads(gs, grads_g)
+            grads += _tower_backward(wf, saved_f, torch.mm(gt, grad_s.t()))
+            grads += _tower_backward(wg, saved_g, torch.mm(ft, grad_s))
+    weights.grads = grads
     return torch.cat(losses)

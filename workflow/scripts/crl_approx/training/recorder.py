@@ -34,6 +34,10 @@ class Recorder:
         self.early_steps, self.t = {int(t) for t in early_steps}, 0
         self.history = [[] for _ in model.seeds]
 
+    def reads_model(self, t) -> bool:
+        """Whether :meth:`after_step` reads the model after step t (an early step)."""
+        return t in self.early_steps
+
     def after_step(self, t):
         """After optimiser step t: f and g at the checkpoint points if t is an early step."""
         self.t = t
