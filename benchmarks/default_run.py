@@ -88,6 +88,11 @@ def main() -> None:
         "load_average_end": round(load_end[0], 2),
         "rules": job_times(args.dest / "benchmarks"),
     }
+    # the host's one-thread float32 matmul peak, after the run (nothing else runs): two hosts'
+    # wall times differ by their speed as much as by the code
+    from crl_approx.training.host import matmul_peak
+
+    record["peak_gflops"] = round(matmul_peak() / 1e9, 1)
     record["job_cpu_s"] = round(sum(r["cpu_s"] for r in record["rules"].values()), 1)
     record["job_s"] = round(sum(r["job_s"] for r in record["rules"].values()), 1)
     args.out.write_text(json.dumps(record, indent=1) + "\n")

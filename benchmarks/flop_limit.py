@@ -34,6 +34,7 @@ sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 
 from crl_approx.render.html import cpu_name  # noqa: E402
 from crl_approx.render.runrecord import job_cpu, job_phases  # noqa: E402
+from crl_approx.training.host import matmul_peak  # noqa: E402
 
 SEEDS = 3  # the default config's seeds, stacked in one job
 
@@ -67,19 +68,6 @@ CELLS = {
         "digits",
     ),
 }
-
-
-def matmul_peak(n: int = 2048, reps: int = 5) -> float:
-    """Best one-thread float32 FLOP/s of an n³ matmul."""
-    torch.set_num_threads(1)
-    a, b = torch.randn(n, n), torch.randn(n, n)
-    a @ b
-    best = 0.0
-    for _ in range(reps):
-        t = time.perf_counter()
-        a @ b
-        best = max(best, 2 * n**3 / (time.perf_counter() - t))
-    return best
 
 
 def forward_flops(bx: int, by: int, dx: int, dy: int, width: int, depth: int, dim: int) -> float:

@@ -28,6 +28,22 @@ def configure_threads(threads: int, device: torch.device) -> None:
         torch.use_deterministic_algorithms(True)
 
 
+def matmul_peak(n: int = 2048, reps: int = 5) -> float:
+    """The host's best one-thread float32 FLOP/s on an n³ matmul (sets one thread): what a
+    FLOP limit divides by, and what tells two hosts' timings apart."""
+    import time
+
+    torch.set_num_threads(1)
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b
+    best = 0.0
+    for _ in range(reps):
+        t = time.perf_counter()
+        a @ b
+        best = max(best, 2 * n**3 / (time.perf_counter() - t))
+    return best
+
+
 def select_device(prefer: str = "auto") -> torch.device:
     """CUDA when a GPU is visible (and not disabled): the card of the slot this job holds
     (:mod:`crl_approx.training.gpu_slots`), else the CPU, with a log line either way."""
