@@ -213,7 +213,8 @@ def test_job_times_sums_the_benchmark_files(tmp_path):
 
 
 def test_the_template_reads_every_number_it_prints():
-    """No digit in the template's literal text except structural ones (D values, the t values it reads the curve at, the probe threshold 0.9999 that design.json names)."""
+    """No digit in the template's literal text except structural ones (D values, the t values it
+    reads the curve at, the probe threshold 0.9999 that design.json names)."""
     text = (REPO / "report" / "templates" / "readme.md.j2").read_text()
     literal = re.sub(r"\{\{.*?\}\}|\{%.*?%\}|\{#.*?#\}", "", text, flags=re.S)
     numbers = {float(n) for n in re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?:e-?\d+)?", literal)}
