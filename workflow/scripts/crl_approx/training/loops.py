@@ -106,11 +106,10 @@ def run_steps(model, opt, step_loss, n_steps: int, after_step=None, reads_model=
     if weights is not None and getattr(opt, "tensors", None) is not weights.tensors:
         raise TypeError("the hand-written steps need make_optimizer(step_loss.weights, ...)")
     for _ in range(n_steps):
+        loss = step_loss()
         if weights is not None:
-            loss = step_loss()
             opt.update(weights.grads)
         else:
-            loss = step_loss()
             opt.zero_grad()
             loss.sum().backward()
             opt.step()

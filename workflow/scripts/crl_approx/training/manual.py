@@ -98,7 +98,6 @@ class ReplicaWeights:
     as the per-step copies were, so a replica's products meet the same kernels, bitwise."""
 
     def __init__(self, model):
-        self.model = model
         self.stacked = (list(model.f), list(model.g))
         fs, gs = self.stacked
         #: per replica: (f's weights, g's weights)
