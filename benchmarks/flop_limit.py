@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 
 from crl_approx.render.html import cpu_name  # noqa: E402
-from crl_approx.render.runrecord import job_cpu, job_phases  # noqa: E402
+from crl_approx.render.runrecord import job_cpu, job_flops, job_phases  # noqa: E402
 from crl_approx.training.host import matmul_peak  # noqa: E402
 
 SEEDS = 3  # the default config's seeds, stacked in one job
@@ -141,6 +141,11 @@ def main() -> None:
         phases = job_phases(args.dest / log)
         metrics = json.loads((args.dest / target).read_text())
         flops = work(kind, metrics, cfg)
+        # the job's own count (its log, crl_approx.runtime.count_flops) against this work model
+        counted = job_flops(args.dest / log)
+        model_flop = flops["step_flops"] + flops["val_flops"]
+        if abs(sum(counted.values()) - model_flop) > 1e-9 * model_flop:
+            sys.exit(f"{name}: the job counted {counted} FLOP, this work model {model_flop:.6g}")
         limit = (flops["step_flops"] + flops["val_flops"]) / peak
         step_limit = flops["step_flops"] / peak
         rows.append(

@@ -80,6 +80,32 @@ def test_the_quick_start_totals():
     assert q["over_goal"] and not records.quickstart(RECORD, goal_s=1100)["over_goal"]
 
 
+def test_the_flop_floor_of_a_run():
+    # two training rules counted 4e12 and 2e12 FLOP of steps and validation; at 50 GFLOP/s that is
+    # 120 s of work, which took 300 s of CPU (2.5x); the other 700 s of the 1000 s of job CPU stay
+    record = {
+        "cores": 2,
+        "peak_gflops": 50.0,
+        "job_cpu_s": 1000.0,
+        "rules": {
+            "train_a": {
+                "flop": {"steps": 3e12, "validation": 1e12},
+                "phase_cpu_s": {"steps": 180.0, "validation": 20.0, "evaluation": 9.0},
+            },
+            "train_b": {"flop": {"steps": 2e12}, "phase_cpu_s": {"steps": 100.0}},
+            "probe": {"cpu_s": 50.0},
+        },
+    }
+    f = records.flop_floor(record)
+    assert f["tflop"] == pytest.approx(6.0)
+    assert f["limit_s"] == pytest.approx(120.0)
+    assert f["cpu_s"] == pytest.approx(300.0) and f["ratio"] == pytest.approx(2.5)
+    assert f["rest_s"] == pytest.approx(700.0)
+    assert f["at_limit_s"] == pytest.approx((120 + 700) / 2)
+    assert f["at_bar_s"] == pytest.approx((180 + 700) / 2)
+    assert records.flop_floor(RECORD) is None  # a record without the counts
+
+
 def test_the_study_cost_names_its_longest_cell():
     c = records.study_cost(RECORD)
     assert (c["jobs"], c["longest_s"], c["train_s"]) == (5, 40.0, 97.0)

@@ -73,6 +73,19 @@ def phase(name: str):
         acc[1] += time.perf_counter() - wall
 
 
+#: one line per kind of counted work (:func:`count_flops`), logged before ``CPU_LINE``
+FLOP_LINE = "job flop {name}={flop:d}"
+FLOP_PATTERN = re.compile(r"job flop (\w+)=([0-9]+)")
+_flops: dict[str, int] = {}
+
+
+def count_flops(name: str, flop: int) -> None:
+    """Add ``flop`` floating-point operations of the job's work under ``name`` (the training
+    loops count their steps' and validation's matmul work; the run record sums them against the
+    host's peak: what the run would cost at its FLOP limit)."""
+    _flops[name] = _flops.get(name, 0) + int(flop)
+
+
 def cpu_seconds() -> tuple[float, float]:
     """(user, system) CPU seconds of this process since it started, and of its waited-for
     children: what the job itself cost, whatever else ran on the host (Snakemake's benchmark
@@ -137,6 +150,7 @@ def rule_logging(smk):
     startup = sum(cpu_seconds())  # the interpreter, Snakemake's preamble and the imports so far
     allocator = use_job_allocator()
     _phases.clear()
+    _flops.clear()
     t0 = time.perf_counter()
     log.info("rule %s (python %s, %s)", smk.rule, platform.python_version(), platform.node())
     for name, value in dict(smk.params).items():
@@ -158,6 +172,8 @@ def rule_logging(smk):
         log.info("done in %.2f s", time.perf_counter() - t0)
         for name, (cpu, wall) in _phases.items():
             log.info(PHASE_LINE.format(name=name, cpu=cpu, wall=wall))
+        for name, flop in _flops.items():
+            log.info(FLOP_LINE.format(name=name, flop=flop))
         user, system = cpu_seconds()
         log.info(CPU_LINE.format(total=user + system, startup=startup, user=user, sys=system))
     finally:

@@ -89,6 +89,34 @@ def quickstart(record: dict, goal_s: float = 900) -> dict:
     }
 
 
+def flop_floor(record: dict, bar: float = 1.5) -> dict | None:
+    """What the run would cost with its training at the FLOP limit (issue 35): the matmul work
+    the training jobs counted (steps and validation, :func:`crl_approx.runtime.count_flops`) at
+    the host's one-thread peak, the CPU those parts took and their ratio, and a lower bound on
+    the run's wall time (every job's CPU spread evenly over the cores, as the record's run kept
+    both busy) with those parts at the limit (``at_limit_s``) and at ``bar`` times it
+    (``at_bar_s``), the rest of the jobs' CPU unchanged. None for a record without the counts."""
+    rules = record.get("rules", {})
+    counted = [r for r in rules.values() if r.get("flop")]
+    if not counted or not record.get("peak_gflops") or "job_cpu_s" not in record:
+        return None
+    flop = sum(sum(r["flop"].values()) for r in counted)
+    limit = flop / (record["peak_gflops"] * 1e9)
+    cpu = sum(r["phase_cpu_s"].get(k, 0) for r in counted for k in ("steps", "validation"))
+    rest = record["job_cpu_s"] - cpu
+    cores = record["cores"]
+    return {
+        "tflop": flop / 1e12,
+        "limit_s": limit,
+        "cpu_s": cpu,
+        "ratio": cpu / limit,
+        "rest_s": rest,
+        "bar": bar,
+        "at_limit_s": (limit + rest) / cores,
+        "at_bar_s": (bar * limit + rest) / cores,
+    }
+
+
 def study_cost(record: dict) -> dict:
     """The sample-size study's jobs: count, the longest and its cell, the study's job time."""
     times = jobs(record, "train_sample_size")

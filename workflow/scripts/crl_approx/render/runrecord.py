@@ -36,12 +36,24 @@ def job_phases(log_path: Path | str) -> dict[str, float]:
     return {name: float(cpu) for name, cpu, _ in PHASE_PATTERN.findall(text)}
 
 
+def job_flops(log_path: Path | str) -> dict[str, int]:
+    """{work: FLOPs} a training job's log records at its end (crl_approx.runtime.count_flops:
+    the steps' and validation's matmul work); empty for a job that counted none."""
+    from ..runtime import FLOP_PATTERN
+
+    try:
+        text = Path(log_path).read_text(errors="replace")
+    except OSError:
+        return {}
+    return {name: int(flop) for name, flop in FLOP_PATTERN.findall(text)}
+
+
 def job_times(root: Path | str) -> dict:
     """Per rule, from Snakemake's benchmark files under ``root``: jobs, job time (the sum of the
     ``s`` column), the longest job, and every job's time keyed by its benchmark path; and from
     each job's log (``logs/`` beside ``root``, the same path), the jobs' own CPU time
     (``cpu_s``, ``startup_cpu_s``, over ``cpu_jobs`` jobs that recorded it) and, for training
-    rules, its parts (``phase_cpu_s``)."""
+    rules, its parts (``phase_cpu_s``) and the matmul work its loops counted (``flop``)."""
     out = {}
     logs = Path(root).parent / "logs"
     for rule, jobs in benchmark_rows(root).groupby("rule"):
@@ -60,6 +72,12 @@ def job_times(root: Path | str) -> dict:
                 phases[name] = phases.get(name, 0.0) + sec
         if phases:  # training rules: the jobs' CPU per part (the rest: start-up, set-up)
             out[rule]["phase_cpu_s"] = {k: round(v, 2) for k, v in phases.items()}
+        flops: dict[str, int] = {}
+        for job in per:
+            for name, flop in job_flops(logs / f"{job}.log").items():
+                flops[name] = flops.get(name, 0) + flop
+        if flops:
+            out[rule]["flop"] = flops
     return out
 
 

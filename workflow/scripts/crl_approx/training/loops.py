@@ -33,7 +33,7 @@ import time
 
 import torch
 
-from ..runtime import phase
+from ..runtime import count_flops, phase
 from .batches import fresh_batches, pool_batches, stack_pairs
 from .host import configure_threads, select_device  # noqa: F401 (the jobs import them here)
 from .optim import make_optimizer
@@ -224,10 +224,13 @@ def fit_stream(model, batches, total: int, val, train: dict, tau: float, end_epo
 
     step_loss = batch_loss(model, batches, tau)
     weights = getattr(step_loss, "weights", None)
+    batch = train["batch_size"]
+    step_loss.points = (batch, batch)
 
     def validate():
-        return block_losses(model, *val, tau, train["batch_size"], weights)
+        return block_losses(model, *val, tau, batch, weights)
 
+    validate.flops = (val[0].shape[1] // batch) * model.forward_flops(batch, batch)
     return fit_checkpoints(model, step_loss, total, train, end_epoch, validate)
 
 
@@ -259,6 +262,7 @@ def fit_population(model, grid, train: dict, tau: float, end_epoch) -> int:
     """The ``population`` objective: full-batch steps on the exact population loss on ``grid``,
     split into ``train.epochs`` checkpoints (val_loss None: the caller evaluates on its grid)."""
     step_loss = population_loss(model, grid, tau)
+    step_loss.points = (grid.x.shape[0], grid.y.shape[0])
     steps = train["population_steps"]
     return fit_checkpoints(model, step_loss, steps, train, end_epoch, lambda: None)
 
@@ -267,8 +271,12 @@ def fit_checkpoints(model, step_loss, total: int, train: dict, end_epoch, valida
     """The one training loop: ``total`` steps on ``step_loss`` under one lr schedule, split into
     ``train.epochs`` checkpoints; after each, ``end_epoch(epoch, train_loss, validate(), t0)``;
     ``end_epoch.after_step``, if any, after every step (``end_epoch.reads_model(t)``, if any:
-    whether it reads the model after step t). Returns ``total``."""
+    whether it reads the model after step t). Counts the steps' matmul work (``step_loss.points``:
+    queries and candidates per step) and validation's (``validate.flops`` per call), where given
+    (:func:`crl_approx.runtime.count_flops`). Returns ``total``."""
     opt = make_optimizer(getattr(step_loss, "weights", model), train, total)
+    points = getattr(step_loss, "points", None)
+    step_flops = 3 * model.forward_flops(*points) if points else 0
     after_step = getattr(end_epoch, "after_step", None)
     reads_model = getattr(end_epoch, "reads_model", None)
     for epoch, n_steps in enumerate(split_steps(total, train["epochs"]), start=1):
@@ -276,9 +284,11 @@ def fit_checkpoints(model, step_loss, total: int, train: dict, end_epoch, valida
         model.train()
         with phase("steps"):
             train_loss = run_steps(model, opt, step_loss, n_steps, after_step, reads_model)
+        count_flops("steps", n_steps * step_flops)
         model.eval()
         with phase("validation"):
             val_loss = validate()
+        count_flops("validation", getattr(validate, "flops", 0))
         with phase("evaluation"):  # the epoch's losses (one host sync), checkpoints, excess
             end_epoch(epoch, train_loss, val_loss, t0)
     return total

@@ -136,6 +136,18 @@ class StackedTwoTower(nn.Module):
     def replicas(self) -> int:
         return len(self.seeds)
 
+    def forward_flops(self, n_x: int, n_y: int) -> int:
+        """Matmul FLOPs of one forward pass of every replica on n_x queries and n_y candidates:
+        each tower's layers (2·n·fan_in·fan_out each) and the n_x × n_y score matrix (2·n_x·n_y·D);
+        a training step's forward and backward are 3× this (the FLOP limit's work model,
+        benchmarks/flop_limit.py; elementwise work and the cosine score's norms not counted)."""
+
+        def tower(ws, n):
+            return sum(2 * n * w.shape[1] * w.shape[2] for w in ws[::2])
+
+        per = tower(self.f, n_x) + tower(self.g, n_y) + 2 * n_x * n_y * self.dim
+        return self.replicas * per
+
     @staticmethod
     def _tower(ws, h: torch.Tensor) -> torch.Tensor:
         last = len(ws) - 2
