@@ -103,6 +103,7 @@ def test_the_flop_floor_of_a_run():
     assert f["rest_s"] == pytest.approx(700.0)
     assert f["at_limit_s"] == pytest.approx((120 + 700) / 2)
     assert f["at_bar_s"] == pytest.approx((180 + 700) / 2)
+    assert f["alone_s"] == pytest.approx(120 / 2)
     assert records.flop_floor(RECORD) is None  # a record without the counts
 
 

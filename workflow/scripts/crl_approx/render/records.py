@@ -92,10 +92,11 @@ def quickstart(record: dict, goal_s: float = 900) -> dict:
 def flop_floor(record: dict, bar: float = 1.5) -> dict | None:
     """What the run would cost with its training at the FLOP limit (issue 35): the matmul work
     the training jobs counted (steps and validation, :func:`crl_approx.runtime.count_flops`) at
-    the host's one-thread peak, the CPU those parts took and their ratio, and a lower bound on
-    the run's wall time (every job's CPU spread evenly over the cores, as the record's run kept
-    both busy) with those parts at the limit (``at_limit_s``) and at ``bar`` times it
-    (``at_bar_s``), the rest of the jobs' CPU unchanged. None for a record without the counts."""
+    the host's one-thread peak, the CPU those parts took and their ratio, and the run's wall time
+    as every job's CPU spread evenly over the cores (the record's run kept both busy) with those
+    parts at the limit (``at_limit_s``) and at ``bar`` times it (``at_bar_s``), the rest of the
+    jobs' CPU unchanged, and with nothing but that work at its limit (``alone_s``: no other job,
+    no start-up). None for a record without the counts."""
     rules = record.get("rules", {})
     counted = [r for r in rules.values() if r.get("flop")]
     if not counted or not record.get("peak_gflops") or "job_cpu_s" not in record:
@@ -112,6 +113,7 @@ def flop_floor(record: dict, bar: float = 1.5) -> dict | None:
         "ratio": cpu / limit,
         "rest_s": rest,
         "bar": bar,
+        "alone_s": limit / cores,
         "at_limit_s": (limit + rest) / cores,
         "at_bar_s": (bar * limit + rest) / cores,
     }
