@@ -1,8 +1,9 @@
 """Each training path's job against its FLOP limit, measured side by side in one run.
 
-FLOP limit of a job = its floating-point work (every stacked seed, forward + backward of every
-step, plus the forward passes of validation) at this host's one-thread float32 matmul peak, which
-is measured in the same run (a 2048³ matmul, best of 5). Each cell's real job runs alone
+FLOP limit of a job = its matrix products' floating-point work (every stacked seed, forward +
+backward of every step as three forward passes, plus the forward passes of validation; the
+softmax, ReLU, AdamW and bias adds are not counted) at this host's one-thread float32 matmul peak,
+which is measured in the same run (a 2048³ matmul, best of 5). Each cell's real job runs alone
 (``snakemake --cores 1 --forcerun RULE TARGET`` in a scratch folder on the default config, its
 inputs made first and not timed); its own log gives its CPU time, split into start-up, the step
 loop, validation, evaluation (per-epoch checkpoints and exact excess), final metrics and writing
@@ -82,7 +83,7 @@ def forward_flops(bx: int, by: int, dx: int, dy: int, width: int, depth: int, di
 
 
 def work(kind: str, metrics: dict, cfg: dict) -> dict:
-    """The job's floating-point work: steps × (forward + backward = 3 forward) per replica, and
+    """The job's matmul work: steps × (forward + backward = 3 forward) per replica, and
     validation's forward passes; the model's shapes from the config, steps from the metrics."""
     t = cfg["train"]
     w, depth, dim, steps = t["width"], t["depth"], metrics["D"], metrics["steps"]

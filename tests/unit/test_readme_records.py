@@ -82,17 +82,23 @@ def test_the_quick_start_totals():
 
 def test_the_flop_floor_of_a_run():
     # two training rules counted 4e12 and 2e12 FLOP of steps and validation; at 50 GFLOP/s that is
-    # 120 s of work, which took 300 s of CPU (2.5x); the other 700 s of the 1000 s of job CPU stay
+    # 120 s of work, which took 300 s of CPU (2.5x); the run took 600 s on 2 cores, so at the
+    # limit it saves (300 - 120) / 2 = 90 s of wall time, at 1.5x the limit (300 - 180) / 2 = 60 s
     record = {
         "cores": 2,
         "peak_gflops": 50.0,
-        "job_cpu_s": 1000.0,
+        "wall_s": 600.0,
         "rules": {
             "train_a": {
                 "flop": {"steps": 3e12, "validation": 1e12},
+                "flop_cpu_s": 200.0,
                 "phase_cpu_s": {"steps": 180.0, "validation": 20.0, "evaluation": 9.0},
             },
-            "train_b": {"flop": {"steps": 2e12}, "phase_cpu_s": {"steps": 100.0}},
+            "train_b": {
+                "flop": {"steps": 2e12},
+                "flop_cpu_s": 100.0,
+                "phase_cpu_s": {"steps": 100},
+            },
             "probe": {"cpu_s": 50.0},
         },
     }
@@ -100,11 +106,18 @@ def test_the_flop_floor_of_a_run():
     assert f["tflop"] == pytest.approx(6.0)
     assert f["limit_s"] == pytest.approx(120.0)
     assert f["cpu_s"] == pytest.approx(300.0) and f["ratio"] == pytest.approx(2.5)
-    assert f["rest_s"] == pytest.approx(700.0)
-    assert f["at_limit_s"] == pytest.approx((120 + 700) / 2)
-    assert f["at_bar_s"] == pytest.approx((180 + 700) / 2)
+    assert f["at_limit_s"] == pytest.approx(600 - 90)
+    assert f["at_bar_s"] == pytest.approx(600 - 60)
     assert f["alone_s"] == pytest.approx(120 / 2)
     assert records.flop_floor(RECORD) is None  # a record without the counts
+    # a training rule that ran steps without counting them (an old log) is refused, by name
+    partial = {**record, "rules": {**record["rules"], "train_c": {"phase_cpu_s": {"steps": 5.0}}}}
+    with pytest.raises(ValueError, match="train_c"):
+        records.flop_floor(partial)
+    mixed = {**record, "rules": {**record["rules"], "train_a": {**record["rules"]["train_a"]}}}
+    mixed["rules"]["train_a"]["uncounted_jobs"] = 1
+    with pytest.raises(ValueError, match="train_a"):
+        records.flop_floor(mixed)
 
 
 def test_the_study_cost_names_its_longest_cell():

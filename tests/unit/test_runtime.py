@@ -133,6 +133,39 @@ def test_a_jobs_phases_count_their_own_cpu_and_the_run_record_sums_them(tmp_path
     assert rule["steps"] == pytest.approx(first["steps"] + second["steps"], abs=0.01)
 
 
+def test_a_jobs_flop_counts_are_logged_and_summed_with_the_cpu_of_the_jobs_that_counted(tmp_path):
+    """count_flops adds up within a job and starts from zero in the next; the log carries the
+    sums; the run record sums them per rule with the steps' and validation's CPU of the counting
+    jobs only, and names a job whose step loop counted nothing (a log from before the counts)."""
+    from crl_approx.render.runrecord import job_flops, job_phases, job_times
+    from crl_approx.runtime import count_flops, phase, rule_logging
+
+    def job(name, counts):
+        smk = fake_job(tmp_path, "u", name)
+        with rule_logging(smk):
+            with phase("steps"):
+                sum(range(200_000))
+            with phase("validation"):
+                sum(range(100_000))
+            for what, flop in counts:
+                count_flops(what, flop)
+        bench = tmp_path / "benchmarks" / "u" / f"{name}.tsv"
+        bench.parent.mkdir(parents=True, exist_ok=True)
+        bench.write_text("s\tmax_rss\n1.0\t1\n")
+        return smk.log[0]
+
+    a = job("a", [("steps", 10**13), ("steps", 5), ("validation", 7)])
+    b = job("b", [("steps", 3)])
+    c = job("c", [])  # steps without a count
+    assert job_flops(a) == {"steps": 10**13 + 5, "validation": 7}
+    assert job_flops(b) == {"steps": 3} and job_flops(c) == {}
+    rule = job_times(tmp_path / "benchmarks")["u"]
+    assert rule["flop"] == {"steps": 10**13 + 8, "validation": 7}
+    counted = sum(job_phases(x)["steps"] + job_phases(x)["validation"] for x in (a, b))
+    assert rule["flop_cpu_s"] == pytest.approx(counted, abs=0.01)
+    assert rule["uncounted_jobs"] == 1
+
+
 @pytest.mark.parametrize("default", ["1", "0"])
 def test_every_job_sets_the_allocator_unless_told_not_to(tmp_path, monkeypatch, default):
     """rule_logging calls configure_allocator (glibc: it takes) unless CRL_DEFAULT_ALLOCATOR=1,

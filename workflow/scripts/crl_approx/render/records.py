@@ -90,32 +90,39 @@ def quickstart(record: dict, goal_s: float = 900) -> dict:
 
 
 def flop_floor(record: dict, bar: float = 1.5) -> dict | None:
-    """What the run would cost with its training at the FLOP limit (issue 35): the matmul work
-    the training jobs counted (steps and validation, :func:`crl_approx.runtime.count_flops`) at
-    the host's one-thread peak, the CPU those parts took and their ratio, and the run's wall time
-    as every job's CPU spread evenly over the cores (the record's run kept both busy) with those
-    parts at the limit (``at_limit_s``) and at ``bar`` times it (``at_bar_s``), the rest of the
-    jobs' CPU unchanged, and with nothing but that work at its limit (``alone_s``: no other job,
-    no start-up). None for a record without the counts."""
+    """What the run would cost with its training at the FLOP limit (issue 35). The matmul work the
+    training jobs counted (steps and validation, :func:`crl_approx.runtime.count_flops`) at the
+    host's one-thread peak (``limit_s``), the CPU those parts took (``cpu_s``) and their ratio;
+    the run's wall time less the CPU the limit would save, spread over the cores (``at_limit_s``,
+    and ``at_bar_s`` at ``bar`` times the limit): an estimate that keeps the run's other costs,
+    its jobs' time off the CPU included, and assumes every core reaches the one-thread peak at
+    once; and that work alone at the limit over the cores (``alone_s``), a floor for the run.
+    None for a record without counts; an error for one whose training rules counted only in part
+    (a rule with ``uncounted_jobs``, or a step loop's CPU without a count)."""
     rules = record.get("rules", {})
-    counted = [r for r in rules.values() if r.get("flop")]
-    if not counted or not record.get("peak_gflops") or "job_cpu_s" not in record:
+    counted = {k: r for k, r in rules.items() if r.get("flop")}
+    if not counted or not record.get("peak_gflops") or "wall_s" not in record:
         return None
-    flop = sum(sum(r["flop"].values()) for r in counted)
+    partial = [
+        k
+        for k, r in rules.items()
+        if r.get("uncounted_jobs") or ("steps" in r.get("phase_cpu_s", {}) and k not in counted)
+    ]
+    if partial:
+        raise ValueError(f"the record's training rules counted their FLOPs in part: {partial}")
+    flop = sum(sum(r["flop"].values()) for r in counted.values())
     limit = flop / (record["peak_gflops"] * 1e9)
-    cpu = sum(r["phase_cpu_s"].get(k, 0) for r in counted for k in ("steps", "validation"))
-    rest = record["job_cpu_s"] - cpu
+    cpu = sum(r["flop_cpu_s"] for r in counted.values())
     cores = record["cores"]
     return {
         "tflop": flop / 1e12,
         "limit_s": limit,
         "cpu_s": cpu,
         "ratio": cpu / limit,
-        "rest_s": rest,
         "bar": bar,
         "alone_s": limit / cores,
-        "at_limit_s": (limit + rest) / cores,
-        "at_bar_s": (bar * limit + rest) / cores,
+        "at_limit_s": record["wall_s"] - (cpu - limit) / cores,
+        "at_bar_s": record["wall_s"] - (cpu - bar * limit) / cores,
     }
 
 

@@ -53,7 +53,9 @@ def job_times(root: Path | str) -> dict:
     ``s`` column), the longest job, and every job's time keyed by its benchmark path; and from
     each job's log (``logs/`` beside ``root``, the same path), the jobs' own CPU time
     (``cpu_s``, ``startup_cpu_s``, over ``cpu_jobs`` jobs that recorded it) and, for training
-    rules, its parts (``phase_cpu_s``) and the matmul work its loops counted (``flop``)."""
+    rules, its parts (``phase_cpu_s``), the matmul work its loops counted (``flop``) with the CPU
+    of the steps and validation of the jobs that counted it (``flop_cpu_s``), and how many jobs
+    ran a step loop without counting (``uncounted_jobs``, a log from before the counts)."""
     out = {}
     logs = Path(root).parent / "logs"
     for rule, jobs in benchmark_rows(root).groupby("rule"):
@@ -72,12 +74,22 @@ def job_times(root: Path | str) -> dict:
                 phases[name] = phases.get(name, 0.0) + sec
         if phases:  # training rules: the jobs' CPU per part (the rest: start-up, set-up)
             out[rule]["phase_cpu_s"] = {k: round(v, 2) for k, v in phases.items()}
+        # the counted work, and the CPU of the parts that did it (steps, validation), of the jobs
+        # that counted; jobs with a step loop but no count (a log from before the counts) apart
         flops: dict[str, int] = {}
+        counted_cpu, uncounted = 0.0, 0
         for job in per:
-            for name, flop in job_flops(logs / f"{job}.log").items():
+            counts, parts = job_flops(logs / f"{job}.log"), job_phases(logs / f"{job}.log")
+            for name, flop in counts.items():
                 flops[name] = flops.get(name, 0) + flop
+            if counts:
+                counted_cpu += parts.get("steps", 0.0) + parts.get("validation", 0.0)
+            elif "steps" in parts:
+                uncounted += 1
         if flops:
-            out[rule]["flop"] = flops
+            out[rule] |= {"flop": flops, "flop_cpu_s": round(counted_cpu, 2)}
+        if uncounted:
+            out[rule]["uncounted_jobs"] = uncounted
     return out
 
 
