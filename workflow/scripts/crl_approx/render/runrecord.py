@@ -12,15 +12,20 @@ import pandas as pd
 from .html import benchmark_rows
 
 
+def _log_lines(log_path: Path | str, pattern) -> list:
+    """``pattern``'s matches in a job's log (crl_approx.runtime's lines); none for a missing log."""
+    try:
+        return pattern.findall(Path(log_path).read_text(errors="replace"))
+    except OSError:
+        return []
+
+
 def job_cpu(log_path: Path | str) -> tuple[float, float] | None:
     """(CPU seconds, of which start-up) a job's log records at its end (crl_approx.runtime's
     ``CPU_LINE``); None for a log without one (a failed job, a rule without a Python script)."""
     from ..runtime import CPU_PATTERN
 
-    try:
-        found = CPU_PATTERN.findall(Path(log_path).read_text(errors="replace"))
-    except OSError:
-        return None
+    found = _log_lines(log_path, CPU_PATTERN)
     return (float(found[-1][0]), float(found[-1][1])) if found else None
 
 
@@ -29,11 +34,7 @@ def job_phases(log_path: Path | str) -> dict[str, float]:
     steps, validation, evaluation, metrics, write); empty for a job without phases."""
     from ..runtime import PHASE_PATTERN
 
-    try:
-        text = Path(log_path).read_text(errors="replace")
-    except OSError:
-        return {}
-    return {name: float(cpu) for name, cpu, _ in PHASE_PATTERN.findall(text)}
+    return {name: float(cpu) for name, cpu, _ in _log_lines(log_path, PHASE_PATTERN)}
 
 
 def job_flops(log_path: Path | str) -> dict[str, int]:
@@ -41,11 +42,7 @@ def job_flops(log_path: Path | str) -> dict[str, int]:
     the steps' and validation's matmul work); empty for a job that counted none."""
     from ..runtime import FLOP_PATTERN
 
-    try:
-        text = Path(log_path).read_text(errors="replace")
-    except OSError:
-        return {}
-    return {name: int(flop) for name, flop in FLOP_PATTERN.findall(text)}
+    return {name: int(flop) for name, flop in _log_lines(log_path, FLOP_PATTERN)}
 
 
 def job_times(root: Path | str) -> dict:
@@ -68,24 +65,24 @@ def job_times(root: Path | str) -> dict:
             "cpu_s": round(sum(c[0] for c in cpu), 2),
             "startup_cpu_s": round(sum(c[1] for c in cpu), 2),
         }
+        # per job: its parts' CPU, and the work it counted with the CPU of the parts that did it
+        # (steps, validation); a job with a step loop but no count (a log from before the
+        # counts) apart
         phases: dict[str, float] = {}
-        for job in per:
-            for name, sec in job_phases(logs / f"{job}.log").items():
-                phases[name] = phases.get(name, 0.0) + sec
-        if phases:  # training rules: the jobs' CPU per part (the rest: start-up, set-up)
-            out[rule]["phase_cpu_s"] = {k: round(v, 2) for k, v in phases.items()}
-        # the counted work, and the CPU of the parts that did it (steps, validation), of the jobs
-        # that counted; jobs with a step loop but no count (a log from before the counts) apart
         flops: dict[str, int] = {}
         counted_cpu, uncounted = 0.0, 0
         for job in per:
-            counts, parts = job_flops(logs / f"{job}.log"), job_phases(logs / f"{job}.log")
+            parts, counts = job_phases(logs / f"{job}.log"), job_flops(logs / f"{job}.log")
+            for name, sec in parts.items():
+                phases[name] = phases.get(name, 0.0) + sec
             for name, flop in counts.items():
                 flops[name] = flops.get(name, 0) + flop
             if counts:
                 counted_cpu += parts.get("steps", 0.0) + parts.get("validation", 0.0)
             elif "steps" in parts:
                 uncounted += 1
+        if phases:  # training rules: the jobs' CPU per part (the rest: start-up, set-up)
+            out[rule]["phase_cpu_s"] = {k: round(v, 2) for k, v in phases.items()}
         if flops:
             out[rule] |= {"flop": flops, "flop_cpu_s": round(counted_cpu, 2)}
         if uncounted:
