@@ -6,7 +6,7 @@ thread:
              CRL_AUTOGRAD_STEP=1);
   allocator  the jobs' allocator setting (crl_approx.runtime.configure_allocator), autograd;
   after      the allocator setting and the hand-written steps (crl_approx.training.manual), what
-             the training jobs run (the cosine score keeps autograd).
+             the training jobs run (since 1.16.0 for the cosine score too).
 
 Per cell type (the sampled objective on the mixture at D = 2 and on the LCGM at D = 8, the
 population objective on the mixture at D = 2 with the inner and the cosine score; 3 stacked
@@ -65,7 +65,7 @@ def child(cell: str, steps: int) -> dict:
     configure_threads(1, dev)  # the allocator too, unless CRL_DEFAULT_ALLOCATOR=1
     parts = cell.split("_")
     world, objective, dim = parts[0], parts[-2], int(parts[-1][1:])
-    if "cosine" in parts:  # the cosine score (autograd's step in every mode)
+    if "cosine" in parts:  # the cosine score
         train = train | {"score": "cosine"}
     d_in = (cfg["lcgm"]["d_x"], cfg["lcgm"]["d_y"]) if world == "lcgm" else (1, 1)
     model = build_model(seeds, *d_in, dim, train)

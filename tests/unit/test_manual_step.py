@@ -5,6 +5,8 @@ the gradient must meet (the target tower's last bias moves no loss); a short tra
 to autograd's; and a wrong derivative (an extra 1/τ on ∂g, a dropped joint term) far outside the
 tolerance."""
 
+import math
+
 import pytest
 import torch
 
@@ -117,11 +119,13 @@ def test_a_wrong_derivative_is_far_outside_the_tolerance(monkeypatch):
     assert gaps[0] < GRAD_RTOL and gaps[1] > 1.0
 
 
-def test_the_hand_written_step_is_the_default_for_the_inner_score_only():
-    model = build_model([0], 1, 1, 2, TRAIN)
-    assert hasattr(batch_loss(model, iter(()), 0.5), "weights")
-    cosine = build_model([0], 1, 1, 2, TRAIN | {"score": "cosine"})
-    assert not hasattr(batch_loss(cosine, iter(()), 0.5), "weights")
+def test_the_hand_written_step_is_the_default_for_either_score(monkeypatch):
+    for score in ("inner", "cosine"):
+        model = build_model([0], 1, 1, 2, TRAIN | {"score": score})
+        assert hasattr(batch_loss(model, iter(()), 0.5), "weights")
+        assert hasattr(population_loss(model, _grid(), 0.5), "weights")
+    monkeypatch.setenv("CRL_AUTOGRAD_STEP", "1")  # benchmarks/step_levers.py's autograd mode
+    assert not hasattr(batch_loss(model, iter(()), 0.5), "weights")
 
 
 def train(seeds, d_in: int, dim: int, by_hand: bool, steps: int = 25):
@@ -282,3 +286,127 @@ def test_after_step_reads_the_current_weights_at_the_steps_it_names():
     run_steps(ref, ref_opt, ref_step, 3)
     assert torch.equal(seen[3], ref.f[0].detach())
     assert not torch.equal(seen[2], ref.f[0].detach())  # step 2's read was not written back
+
+
+# --- the cosine score: S = c·⟨f/|f|, g/|g|⟩, log c learnt or fixed --------------------------------
+COSINE = TRAIN | {"score": "cosine", "cosine_scale": 1.7, "cosine_scale_learnable": True}
+
+
+def _cosine_steps(model, objective, x=None, y=None):
+    """Autograd's step and the hand-written one on the same model and data: (losses, grads)."""
+    if objective == "samples":
+        auto_loss = in_batch_loss(model, x, y, TAU)
+        step = batch_loss(model, iter([(x, y)]), TAU, by_hand=True)
+    else:
+        grid = _grid()
+        auto_loss = population_loss(model, grid, TAU, by_hand=False)()
+        step = population_loss(model, grid, TAU, by_hand=True)
+    auto_loss.sum().backward()
+    auto = _grads(model)
+    hand_loss = step()
+    return (auto_loss.detach(), hand_loss), (auto, step.weights.stacked_grads())
+
+
+@pytest.mark.parametrize("objective", ["samples", "population"])
+@pytest.mark.parametrize("learn", [True, False])
+@pytest.mark.parametrize("seeds", [[0], [0, 1, 2]])
+@pytest.mark.parametrize(("d_in", "dim"), [(1, 2), (16, 8)])
+def test_the_hand_written_cosine_step_is_autograds_step_to_rounding(
+    objective, learn, seeds, d_in, dim
+):
+    """Both objectives, log c learnt or fixed: the loss to float32 rounding, each tower's
+    gradient and log c's within GRAD_RTOL of autograd's (F.normalize, ·√c on each side)."""
+    if objective == "population" and d_in > 1:
+        d_in = 1  # the mixture's grid is one-dimensional
+    model = build_model(seeds, d_in, d_in, dim, COSINE | {"cosine_scale_learnable": learn})
+    x, y = _batch(seeds, d_in)
+    (auto_loss, hand_loss), (auto, hand) = _cosine_steps(model, objective, x, y)
+    torch.testing.assert_close(hand_loss, auto_loss, rtol=1e-6, atol=1e-7)
+    assert len(hand) == len(auto) == 12 + learn
+    if learn:  # model.parameters(): log c first
+        (a, *auto), (h, *hand) = auto, hand
+        assert a.shape == h.shape == (len(seeds),)
+        assert float((a - h).norm() / a.norm()) < GRAD_RTOL
+    assert max(_tower_gaps(model, auto, hand)) < GRAD_RTOL
+
+
+def test_validation_of_the_cosine_score_is_the_steps_forward():
+    from crl_approx.training.manual import ReplicaWeights, in_batch_losses
+
+    model = build_model([0, 1, 2], 3, 3, 4, COSINE).requires_grad_(False)
+    x, y = _batch([0, 1, 2], 3)
+    val = block_losses(model, x, y, TAU, 32)
+    assert torch.equal(val, _halves(in_batch_losses, ReplicaWeights(model), x, y))
+    torch.testing.assert_close(val, _halves(in_batch_loss, model, x, y))  # autograd's
+    # the scale enters: validation at another c is another loss
+    model.log_scale += 0.5
+    assert not torch.allclose(block_losses(model, x, y, TAU, 32), val)
+
+
+@pytest.mark.parametrize("objective", ["samples", "population"])
+def test_at_d1_the_cosine_score_gives_the_towers_no_gradient(objective):
+    """Closed form: at D = 1 every unit vector is ±1, so S = ±c and no tower weight moves the
+    loss (almost everywhere): the hand-written gradient is exactly zero (∂u − u⟨u, ∂u⟩ = 0 for
+    u = ±1), autograd's is rounding noise, while log c's is neither, and both agree on it."""
+    model = build_model([0, 1, 2], 1, 1, 1, COSINE)
+    x, y = _batch([0, 1, 2], 1)
+    _, ((a_c, *auto), (h_c, *hand)) = _cosine_steps(model, objective, x, y)
+    assert all(torch.count_nonzero(g) == 0 for g in hand)
+    assert max(float(g.abs().max()) for g in auto) < 1e-5 * float(a_c.abs().max())
+    # (a replica whose f or g keeps one sign on the data has S ≡ ±c everywhere: no gradient)
+    assert float(a_c.abs().max()) > 1.0
+    torch.testing.assert_close(h_c, a_c, rtol=1e-5, atol=1e-6)
+
+
+def test_a_dropped_projection_in_the_normalisation_is_far_outside_the_tolerance(monkeypatch):
+    """The tolerance can fail: differentiating f/|f| as if |f| were constant (∂u/|f|, without
+    − u⟨u, ∂u⟩) is off by a gap the test sees, in both towers."""
+    from crl_approx.training import manual
+
+    model = build_model([0], 1, 1, 4, COSINE)
+    x, y = _batch([0], 1)
+    in_batch_loss(model, x, y, TAU).sum().backward()
+    _, *auto = _grads(model)
+    monkeypatch.setattr(manual, "_unit_backward", lambda unit, grad_u: grad_u / unit[1])
+    step = batch_loss(model, iter([(x, y)]), TAU, by_hand=True)
+    step()
+    _, *hand = step.weights.stacked_grads()
+    assert min(_tower_gaps(model, auto, hand)) > 0.1
+
+
+@pytest.mark.parametrize("learn", [True, False])
+def test_cosine_training_by_hand_follows_autograds_training(learn):
+    """25 AdamW steps of the cosine score (D = 2): the loss curves agree to 1e-4, the learnt
+    scale (written back into the model's log_scale) to 1e-4, and it moved; a fixed scale stays."""
+    train = COSINE | {"cosine_scale_learnable": learn}
+    runs = []
+    for by_hand in (False, True):
+        torch.manual_seed(0)
+        seeds = [0, 1, 2]
+        x, y = _batch(seeds, 1, 8 * 64)
+        model = build_model(seeds, 1, 1, 2, train)
+        gens = [torch.Generator().manual_seed(s) for s in seeds]
+        step = batch_loss(model, pool_batches(x, y, gens, 64), TAU, by_hand=by_hand)
+        opt = make_optimizer(getattr(step, "weights", model), train, 25)
+        losses = torch.stack([run_steps(model, opt, step, 1) for _ in range(25)])
+        runs.append((losses, model.log_scale.detach().clone()))
+    (auto_losses, auto_c), (hand_losses, hand_c) = runs
+    torch.testing.assert_close(hand_losses, auto_losses, rtol=1e-4, atol=0)
+    assert hand_losses[-1].sum() < hand_losses[0].sum()
+    torch.testing.assert_close(hand_c, auto_c, rtol=1e-4, atol=1e-6)
+    start = torch.full((3,), math.log(1.7))
+    assert torch.equal(hand_c, start) is not learn
+
+
+def test_replica_weights_write_back_the_learnt_scale_per_replica():
+    """Known answer: replica 1's own log c lands at the model's log_scale[1], nothing else."""
+    from crl_approx.training.manual import ReplicaWeights
+
+    model = build_model([0, 1, 2], 1, 1, 2, COSINE).requires_grad_(False)
+    weights = ReplicaWeights(model)
+    assert len(weights.tensors) == 3 * 13 and weights.tensors[12] is weights.scales[0]
+    weights.scales[1][0] = 0.25
+    weights.write_back()
+    assert model.log_scale.tolist() == pytest.approx([math.log(1.7), 0.25, math.log(1.7)])
+    fixed = build_model([0], 1, 1, 2, COSINE | {"cosine_scale_learnable": False})
+    assert len(ReplicaWeights(fixed).tensors) == 12  # a fixed scale is not the optimiser's

@@ -18,9 +18,9 @@ share its job, bitwise, on any host with a fixed thread count: the kernels a rep
 those of a job that trains it alone (tests/unit/test_batched_training.py).
 
 Speed: data stay resident as tensors on the device; each epoch permutes them once into a
-(batches, R, batch, d) layout and slices contiguous batches; the inner score's steps are written
-by hand (:mod:`.manual`), the cosine score's in-batch loss is one autograd function (softmax
-forward, (P − I)·scale backward, no one-hot or log-softmax pass); the host waits
+(batches, R, batch, d) layout and slices contiguous batches; every step's forward and backward
+are written by hand (:mod:`.manual`; the autograd path, kept for comparison, runs the in-batch
+loss as one autograd function: softmax forward, (P − I)·scale backward); the host waits
 for the device once per epoch, for the epoch's losses (the checkpoint copy follows it).
 """
 
@@ -124,14 +124,14 @@ def run_steps(model, opt, step_loss, n_steps: int, after_step=None, reads_model=
 
 
 def by_hand_step(model) -> bool:
-    """Whether the model's steps run by hand (:mod:`.manual`): the inner score, unless
+    """Whether the model's steps run by hand (:mod:`.manual`, either score): yes, unless
     CRL_AUTOGRAD_STEP=1 (benchmarks/step_levers.py compares)."""
-    return model.score == "inner" and os.environ.get("CRL_AUTOGRAD_STEP") != "1"
+    return os.environ.get("CRL_AUTOGRAD_STEP") != "1"
 
 
 def batch_loss(model, batches, tau: float, by_hand: bool | None = None):
-    """``step_loss`` of :func:`run_steps` for minibatches: in-batch InfoNCE on the next batch. For
-    the inner-product score the step's forward and backward are written by hand
+    """``step_loss`` of :func:`run_steps` for minibatches: in-batch InfoNCE on the next batch. The
+    step's forward and backward are written by hand, for either score
     (:func:`.manual.in_batch_step`, autograd's to float32 rounding; ``by_hand=False`` or
     CRL_AUTOGRAD_STEP=1 keeps autograd, for benchmarks/step_levers.py)."""
     by_hand = by_hand_step(model) if by_hand is None else by_hand
@@ -174,7 +174,7 @@ def split_steps(total: int, parts: int) -> list[int]:
 @torch.inference_mode()
 def block_losses(model, x: torch.Tensor, y: torch.Tensor, tau: float, batch: int, weights=None):
     """The in-batch loss per replica, averaged over consecutive full blocks of ``batch`` pairs
-    (validation), as a tensor: for the inner score by the training step's forward
+    (validation), as a tensor: by the training step's forward
     (:func:`.manual.in_batch_losses`, on ``weights``, the steps' :class:`.manual.ReplicaWeights`,
     or the model's copied once), so validation and training round alike."""
     from .manual import ReplicaWeights, in_batch_losses
@@ -236,8 +236,8 @@ def fit_stream(model, batches, total: int, val, train: dict, tau: float, end_epo
 
 def population_loss(model, grid, tau: float, by_hand: bool | None = None):
     """``step_loss`` of :func:`run_steps` for the ``population`` objective: the exact population
-    loss on ``grid`` of every replica. For the inner-product score forward and backward are
-    written by hand (:func:`.manual.population_step`, autograd's to rounding; ``by_hand=False`` or
+    loss on ``grid`` of every replica. Forward and backward are written by hand, for either
+    score (:func:`.manual.population_step`, autograd's to rounding; ``by_hand=False`` or
     CRL_AUTOGRAD_STEP=1 keeps autograd, for benchmarks/step_levers.py)."""
     gx, gy = (g.expand(model.replicas, *g.shape).contiguous() for g in (grid.x, grid.y))
     by_hand = by_hand_step(model) if by_hand is None else by_hand
