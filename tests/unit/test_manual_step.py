@@ -410,3 +410,46 @@ def test_replica_weights_write_back_the_learnt_scale_per_replica():
     assert model.log_scale.tolist() == pytest.approx([math.log(1.7), 0.25, math.log(1.7)])
     fixed = build_model([0], 1, 1, 2, COSINE | {"cosine_scale_learnable": False})
     assert len(ReplicaWeights(fixed).tensors) == 12  # a fixed scale is not the optimiser's
+
+
+def test_the_unit_sphere_is_f_normalizes_at_and_around_its_clamp():
+    """Known answer, a second method: F.normalize divides by the norm clamped at 1e-12 and its
+    backward drops the norm's derivative where the clamp took over. Columns of norm 0, 5e-13, one
+    float below float32's 1e-12, exactly it, one above, and 1: u and the input's gradient are
+    bitwise autograd's."""
+    import torch.nn.functional as F
+
+    from crl_approx.training.manual import _unit, _unit_backward
+
+    eps = torch.tensor(1e-12, dtype=torch.float32)
+    norms = [0.0, 5e-13, float(torch.nextafter(eps, torch.tensor(0.0))), float(eps)]
+    norms += [float(torch.nextafter(eps, torch.tensor(1.0))), 1.0]
+    t = torch.zeros(2, len(norms))
+    t[0] = torch.tensor(norms)  # (D = 2, n): column k has norm norms[k]
+    grad_u = torch.randn(2, len(norms), generator=torch.Generator().manual_seed(3))
+    leaf = t.clone().requires_grad_(True)
+    auto_u = F.normalize(leaf, dim=0)
+    auto_u.backward(grad_u)
+    unit = _unit(t)
+    assert torch.equal(unit[0], auto_u.detach())
+    assert unit[2].tolist() == [[0.0, 0.0, 0.0, 1.0, 1.0, 1.0]]  # the clamp took over below eps
+    assert torch.equal(_unit_backward(unit, grad_u), leaf.grad)
+
+
+@pytest.mark.parametrize("objective", ["samples", "population"])
+def test_a_tower_whose_outputs_fall_below_the_clamp_steps_as_autograd_steps(objective):
+    """Replica 1's f outputs norms below 1e-12 everywhere (its last weight zero, its last bias
+    5e-13 long): its gradient is the clamped branch's, ~1e12 times larger than the others', and
+    still within GRAD_RTOL of autograd's; dropping the clamp's mask would put it off by a tenth."""
+    model = build_model([0, 1, 2], 1, 1, 2, COSINE)
+    with torch.no_grad():
+        model.f[-2][1].zero_()
+        model.f[-1][1] = torch.tensor([[3e-13, 4e-13]])
+    x, y = _batch([0, 1, 2], 1)
+    (auto_loss, hand_loss), ((a_c, *auto), (h_c, *hand)) = _cosine_steps(model, objective, x, y)
+    torch.testing.assert_close(hand_loss, auto_loss, rtol=1e-6, atol=1e-7)
+    assert float((a_c - h_c).norm() / a_c.norm()) < GRAD_RTOL
+    gaps = _tower_gaps(model, auto, hand)
+    assert max(gaps) < GRAD_RTOL
+    n_f = len(model.f)  # f's last weight, replica 1 against replica 0: the clamped branch ran
+    assert float(auto[n_f - 2][1].norm()) > 1e6 * float(auto[n_f - 2][0].norm())
