@@ -416,7 +416,9 @@ def test_the_unit_sphere_is_f_normalizes_at_and_around_its_clamp():
     """Known answer, a second method: F.normalize divides by the norm clamped at 1e-12 and its
     backward drops the norm's derivative where the clamp took over. Columns of norm 0, 5e-13, one
     float below float32's 1e-12, exactly it, one above, and 1: u and the input's gradient are
-    bitwise autograd's."""
+    bitwise autograd's. Each column is (a, 0), so every norm, quotient and product here is exact
+    in IEEE arithmetic: the two formulas (ours, autograd's chain through the clamp) agree bitwise
+    on any host, not by this host's kernels."""
     import torch.nn.functional as F
 
     from crl_approx.training.manual import _unit, _unit_backward
