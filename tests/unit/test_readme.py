@@ -173,6 +173,57 @@ def test_a_changed_record_changes_its_blocks(tmp_path, config, paper):
     assert new["bench_gpu"] == old["bench_gpu"]  # reads another record
 
 
+def _design(design, share, decided, rule="unresolved", rule_2x=None):
+    """One design of a crafted benchmarks/widths_design.json (what the block reads)."""
+    worlds = [
+        {"world": w, "floor": 0.01, "drop_share": 0.3, "read_limit": 0.03, "eps_read": 2}
+        | {"eps_ladder": 5, "dim_eps_read": 2}
+        for w in ("lcgm", "lcgm_d64")
+    ]
+    verdicts = [
+        {"prediction": p, "verdict": "holds" if p in decided else "unresolved", "rule": rule}
+        | {"rule_2x": rule_2x}
+        for p in ("W1", "W2", "W4", "W5", "W6", "W3", "W7")
+    ]
+    return {"design": design, "w_cpu_s": 1000 * share, "w_share": share, "worlds": worlds} | {
+        "verdicts": verdicts,
+        "decided": decided,
+    }
+
+
+def test_the_design_block_says_which_designs_fit_the_cap_and_what_each_decides(
+    tmp_path, config, paper
+):
+    """Experiment W's designs (issue 36): a design at or under the cap is listed as within it,
+    one above it as over it, each with the LCGM predictions it decides (the mixture's W3 and W7
+    do not read the LCGM's design and are left out); moving one design over the cap moves it."""
+    for path in readme.RECORDS.glob("*.json"):
+        shutil.copy(path, tmp_path)
+    record = {"commit": "0123456789", "date": "2026-12-06", "base": "widest:1500", "cap": 0.1}
+    record["designs"] = [
+        _design("widest:1500", 0.086, ["W3"], rule="fails"),
+        _design("sweeps:500", 0.1, ["W2", "W3"], rule_2x="holds"),
+        _design("sweeps:1500", 0.167, ["W3", "W5", "W6"], rule_2x="fails"),
+    ]
+    (tmp_path / "widths_design.json").write_text(json.dumps(record))
+    text = readme.render(None, config, paper, records=tmp_path)["bench_widths_design"]
+    flat = " ".join(text.split())
+    assert (
+        "Within the cap (10 % of the run's job CPU): `widest:1500` decides no LCGM prediction; "
+        "`sweeps:500` decides W2." in flat
+    )
+    assert "Over it: `sweeps:1500` (16.7 %) decides W5, W6." in flat
+    assert "| `widest:1500` (default) | 86 s, 8.6 % |" in flat
+    assert "unresolved (rule: fails)" in flat and "; at 2×: holds" in flat
+    record["designs"][1]["w_share"] = 0.101
+    (tmp_path / "widths_design.json").write_text(json.dumps(record))
+    text = readme.render(None, config, paper, records=tmp_path)["bench_widths_design"]
+    flat = " ".join(text.split())
+    within = "Within the cap (10 % of the run's job CPU): `widest:1500` decides no LCGM prediction."
+    assert within in flat
+    assert "Over it: `sweeps:500` (10.1 %) decides W2; `sweeps:1500` (16.7 %)" in flat
+
+
 def test_fill_replaces_only_the_named_block():
     text = "a\n<!-- BEGIN generated:x -->\nold\n<!-- END generated:x -->\nb 0.123\n"
     assert readme.fill(text, {"x": "new\n", "y": "z\n"}) == text.replace("old", "new")
