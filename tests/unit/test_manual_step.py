@@ -455,3 +455,26 @@ def test_a_tower_whose_outputs_fall_below_the_clamp_steps_as_autograd_steps(obje
     assert max(gaps) < GRAD_RTOL
     n_f = len(model.f)  # f's last weight, replica 1 against replica 0: the clamped branch ran
     assert float(auto[n_f - 2][1].norm()) > 1e6 * float(auto[n_f - 2][0].norm())
+
+
+def test_pool_batches_are_each_replicas_own_permutation_cut_into_batches():
+    """A known answer for the batch layout (training/batches.py): element [k, r, i] of the
+    batches is x[r, perm_r[k·batch + i]], with replica r's permutation from its own generator;
+    the pairs left over after the last full batch are dropped, and y follows x's rows."""
+    from crl_approx.training.batches import as_batches, epoch_permutations
+
+    r, n, d, batch = 3, 23, 4, 5
+    x = torch.arange(r * n * d, dtype=torch.float32).reshape(r, n, d)
+    perms = torch.stack(
+        [torch.randperm(n, generator=torch.Generator().manual_seed(s)) for s in (7, 8, 9)]
+    )
+    out = as_batches(x, perms, batch)
+    assert out.shape == (n // batch, r, batch, d) and out.is_contiguous()
+    for k in range(n // batch):
+        for q in range(r):
+            for i in range(batch):
+                assert torch.equal(out[k, q, i], x[q, perms[q, k * batch + i]])
+    gens = [torch.Generator().manual_seed(s) for s in (7, 8, 9)]
+    assert torch.equal(epoch_permutations(gens, n, "cpu"), perms)
+    first = next(pool_batches(x, -x, [torch.Generator().manual_seed(s) for s in (7, 8, 9)], batch))
+    assert torch.equal(first[0], out[0]) and torch.equal(first[1], -out[0])

@@ -14,11 +14,16 @@ def epoch_permutations(gens, n: int, device) -> torch.Tensor:
 
 def as_batches(x: torch.Tensor, perms: torch.Tensor, batch: int) -> torch.Tensor:
     """x (R, n, d) permuted per replica and cut into full batches, laid out (batches, R, batch,
-    d) so that every step reads one contiguous block."""
+    d) so that every step reads one contiguous block: element [k, r, i] is x[r, perms[r, k·batch
+    + i]]. Rows are copied by ``index_select`` (whole rows), not an elementwise ``gather``: the
+    same values at a fraction of the CPU for d > 1 (an LCGM pool: d = 16)."""
     r, n, d = x.shape
     nb = n // batch
-    xp = torch.gather(x, 1, perms[:, : nb * batch, None].expand(-1, -1, d))
-    return xp.view(r, nb, batch, d).transpose(0, 1).contiguous()
+    out = torch.empty((nb, r, batch, d), dtype=x.dtype, device=x.device)
+    for i in range(r):
+        rows = x[i].index_select(0, perms[i, : nb * batch])
+        out[:, i].copy_(rows.view(nb, batch, d))
+    return out
 
 
 def pool_batches(x: torch.Tensor, y: torch.Tensor, gens, batch: int):
