@@ -19,6 +19,7 @@ jobs' own logs (``crl_approx.runtime``), the base run's other rules taken as the
 
     python3 benchmarks/default_run.py               # the base: a default run, kept in /tmp
     python3 benchmarks/widths_design.py [--run /tmp/crl-default-run] [--designs sweeps:500 ...]
+                                        [--add]   # keep the record's other designs
 """
 
 from __future__ import annotations
@@ -118,6 +119,9 @@ def main() -> None:
     ap.add_argument("--designs", nargs="+", default=["sweeps:500", "sweeps:1500"])
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "widths_design.json")
+    ap.add_argument(
+        "--add", action="store_true", help="keep --out's designs of the same base run, add these"
+    )
     args = ap.parse_args()
 
     config = yaml.safe_load((args.run / "config" / "config.yaml").read_text())
@@ -136,6 +140,13 @@ def main() -> None:
     head = subprocess.run(
         ["git", "rev-parse", "HEAD"], cwd=args.run, capture_output=True, text=True
     ).stdout.strip()
+    if args.add and args.out.exists():  # the same base run's other designs, kept
+        kept = json.loads(args.out.read_text())
+        if kept["commit"] != head or kept["base"] != base:
+            raise SystemExit(f"{args.out} measured another base run: cannot add to it")
+        ran = {r["design"] for r in rows}
+        rows += [r for r in kept["designs"] if r["design"] not in ran]
+    rows.sort(key=lambda r: (r["design"] != base, r["scope"], r["steps"]))
     record = {
         "commit": head,
         "date": dt.date.today().isoformat(),

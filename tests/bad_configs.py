@@ -243,6 +243,12 @@ BAD_CONFIGS = [
         {"widths": {"dim_sweep": {"eps": [1.5]}}},
         "widths.dim_sweep.eps.0",
     ),
+    # W5 and W6 read the dimension sweep's levels on the ladder the widths are read on
+    (
+        "widths_dim_sweep_eps_off_the_ladder",
+        {"widths": {"dim_sweep": {"eps": [0.1, 0.05]}}},
+        "widths.dim_sweep.eps",
+    ),
     # the mixture's floor is the exact rank-D floor, computed at gmm.dims only (1, 2, 4, 8)
     ("widths_gmm_dim_not_in_gmm_dims", {"widths": {"gmm_dim": 3}}, "widths.gmm_dim"),
     # --- Experiment S (issue 38)

@@ -270,12 +270,30 @@ def test_a_grid_that_cannot_decide_is_undecidable_with_its_reason():
     floors.loc[floors["world"] == "lcgm", "budget_moves"] = True
     assert rows_of()["W5"]["parts"] == "f, d=64: not converged; g, d=64: unresolved"
     floors.loc[floors["world"] == "lcgm", "budget_moves"] = False
-    # where the budget agrees, or was not measured at that D, the rule's miss is the verdict
-    for agrees in (True, math.nan):
+    # where the budget agrees, or was not measured at that D, the rule's miss is the verdict;
+    # a check that did not run is said in the reading
+    for agrees, note in ((True, ""), (math.nan, "; 128's 2× budget check not run at D = 2")):
         dyn["budget_agrees"] = agrees
         rows = rows_of()
         assert rows["W3"]["verdict"] == Verdict.FAILS
-        assert rows["W3"]["reading"] == "floor 0.00046; above it f 2e-05 → 8e-06 (widths 8–32)"
+        assert rows["W3"]["reading"] == (
+            "floor 0.00046; above it f 2e-05 → 8e-06 (widths 8–32)" + note
+        )
+    # the LCGM's floor moving at 2× steps (scope widest) takes a decided verdict back, and the
+    # row says why it is undecidable here; an undecided rule gets no such reason
+    gated = verdicts.copy()
+    gated["rule"] = ["unresolved", "fails", "holds", "unresolved"]
+    gated.loc[gated["prediction"] == "W4", "verdict"] = Verdict.NOT_CONVERGED
+    gated.loc[gated["prediction"] == "W5", "verdict"] = Verdict.NOT_CONVERGED
+    moved = floors.assign(widest_excess=floors["floor"], budget_moves=[True, False])
+    moved = moved.assign(budget_drop=0.002, budget_drop_lo=0.001, budget_drop_hi=0.003)
+    t = Crafted(
+        widths_verdicts=gated, widths=cells, widths_floors=moved, widths_dims=dims, dynamics=dyn
+    )
+    rows = by_id(widths.claims(t, CONFIG))
+    assert (rows["W4"]["decidable"], rows["W4"]["why"]) == ("no", widths.FLOOR_MOVES)
+    assert (rows["W5"]["decidable"], rows["W5"]["why"]) == ("yes", "")  # its rule: unresolved
+    assert (rows["W3"]["decidable"], rows["W3"]["why"]) == ("yes", "")  # the mixture: not gated
 
 
 def test_a_claim_made_of_worlds_is_one_row_showing_its_parts():

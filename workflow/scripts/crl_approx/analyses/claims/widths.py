@@ -24,6 +24,20 @@ UNDECIDABLE = {
     wv.ONE_SEGMENT: "the ε levels lie on one log-log segment of the grid",
     wv.TOO_FEW_LEVELS: "too few ε levels reached inside the grid",
 }
+#: why the LCGM's verdicts are undecidable where the widest cell's 2× budget gates them all
+#: (budget_check_scope widest, the amendment of 2026-12-05; docs/widths.md's floor benchmark)
+FLOOR_MOVES = "the widest LCGM cell still falls at 2× steps: no LCGM verdict reads as converged"
+
+
+def _floor_gated(r) -> bool:
+    """Whether the LCGM's blanket budget gate (scope widest) took this decided verdict back."""
+    return (
+        r.world == "lcgm"
+        and not _doubled(r)
+        and r.verdict == Verdict.NOT_CONVERGED
+        and r.rule not in UNDECIDABLE
+        and _short(r.rule) in (Verdict.HOLDS, Verdict.FAILS)
+    )
 
 
 def _ends(t, world: str) -> str:
@@ -60,21 +74,25 @@ def _floor(t, world: str, budget: bool = True) -> str:
     return text
 
 
-def _budget(t, config) -> str:
+def _budget(t, config) -> tuple[str, bool]:
     """Whether the reused mixture cell at train.width passes the dynamics' 2x budget check (the
     same run as Table 1's population cell at D = widths.gmm_dim, which the Table 1 row gates by
-    it too): "" where it agrees or was not measured, else what moved. The check compares the
-    alignment statistic (the features), not the excess W3 reads: a cell whose features still move
-    at twice the budget is not read as a converged miss (a rule of 2026-12-03, after the numbers;
-    docs/widths.md)."""
+    it too): ("", False) where it agrees; what moved and True where it does not; and where the
+    check did not run at that D (``dynamics.budget_dims`` leaves it out), a note that says so and
+    False: the rule stands, unchecked. The check compares the alignment statistic (the
+    features), not the excess W3 reads: a cell whose features still move at twice the budget is
+    not read as a converged miss (a rule of 2026-12-03, after the numbers; docs/widths.md)."""
     d = t["dynamics"]
     cfg = config["widths"]
     r = d[(d["objective"] == cfg["gmm_objective"]) & (d["D"] == cfg["gmm_dim"])]
-    if not len(r) or r.iloc[0]["budget_agrees"] not in (False, "False"):
-        return ""
+    width = config["train"]["width"]
+    if not len(r) or r.iloc[0]["budget_agrees"] not in (True, False, "True", "False"):
+        return f"; {width}'s 2× budget check not run at D = {cfg['gmm_dim']}", False
+    if r.iloc[0]["budget_agrees"] not in (False, "False"):
+        return "", False
     r = r.iloc[0]
     moved = f"{r['alignment_statistic']:.2f}→{r['alignment_statistic_2b']:.2f}"
-    return f"; {config['train']['width']} unconverged (2× budget: cos² {moved})"
+    return f"; {width} unconverged (2× budget: cos² {moved})", True
 
 
 def _doubled(r) -> str:
@@ -163,20 +181,21 @@ def _reading(t, r, config) -> tuple[str, Verdict]:
     reading = _ends(t, r.world)
     if r.world == "gmm":
         reading = f"{_floor(t, 'gmm')}; above it {reading}"
-        if budget := _budget(t, config):
+        budget, unconverged = _budget(t, config)
+        if unconverged:
             # the reused cell at train.width did not converge (its 2x budget moves it): neither a
             # miss nor a hit on it is a verdict; the rule's own reading is kept beside it
             registered, verdict = verdict, gate(verdict, converged=False)
             if registered != verdict:
                 budget += f"; rule: {SHORT[registered]}"
-            reading += budget
+        reading += budget
     return reading, verdict
 
 
 def claims(t, config) -> list[dict]:
     out = []
     for r in t["widths_verdicts"].itertuples():
-        reason = UNDECIDABLE.get(r.verdict)
+        reason = UNDECIDABLE.get(r.verdict) or (FLOOR_MOVES if _floor_gated(r) else None)
         reading, verdict = _reading(t, r, config)
         parts = ()
         if r.prediction == "W5":
