@@ -35,7 +35,6 @@ def _floor_gated(r) -> bool:
         r.world == "lcgm"
         and not _doubled(r)
         and r.verdict == Verdict.NOT_CONVERGED
-        and r.rule not in UNDECIDABLE
         and _short(r.rule) in (Verdict.HOLDS, Verdict.FAILS)
     )
 
