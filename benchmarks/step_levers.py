@@ -5,17 +5,20 @@ thread:
   before     glibc's default allocator, autograd's step (CRL_DEFAULT_ALLOCATOR=1,
              CRL_AUTOGRAD_STEP=1);
   allocator  the jobs' allocator setting (crl_approx.runtime.configure_allocator), autograd;
-  after      the allocator setting and the hand-written steps (crl_approx.training.manual), what
-             the training jobs run (since 1.16.0 for the cosine score too).
+  after      the allocator setting and the hand-written steps (crl_approx.training.manual) in
+             Python (CRL_NATIVE_STEP=0), what the jobs ran up to 1.16.1;
+  native     the same steps compiled (crl_approx.training.native: the same ATen calls from C++),
+             what the training jobs run where a C++ compiler is.
 
 Per cell type (the sampled objective on the mixture at D = 2 and on the LCGM at D = 8, the
 population objective on the mixture at D = 2 with the inner and the cosine score; 3 stacked
 seeds, the default config's model) it
 prints the step loop's CPU time per step (user + system, getrusage of the child), the minor page
 faults per step, the ratios to ``before``, whether the final parameters of ``before`` and
-``allocator`` are bitwise equal (they must be: exit 1 otherwise), and how far ``after``'s mean loss
-over the timed steps is from autograd's (the hand-written step keeps the towers' outputs
-transposed, its products round in another order). Nothing else should run on the host.
+``allocator`` are bitwise equal, and those of ``after`` and ``native`` (they must be: exit 1
+otherwise), and how far ``after``'s mean loss over the timed steps is from autograd's (the
+hand-written step keeps the towers' outputs transposed, its products round in another order).
+Nothing else should run on the host.
 
     python3 benchmarks/step_levers.py [--steps 400] [--repeats 3]
                                       [--out benchmarks/step_levers.json]
@@ -100,13 +103,19 @@ def child(cell: str, steps: int) -> dict:
     }
 
 
-#: mode -> (CRL_DEFAULT_ALLOCATOR, CRL_AUTOGRAD_STEP)
-MODES = {"before": ("1", "1"), "allocator": ("0", "1"), "after": ("0", "0")}
+#: mode -> (CRL_DEFAULT_ALLOCATOR, CRL_AUTOGRAD_STEP, CRL_NATIVE_STEP)
+MODES = {
+    "before": ("1", "1", "0"),
+    "allocator": ("0", "1", "0"),
+    "after": ("0", "0", "0"),
+    "native": ("0", "0", "1"),
+}
 
 
 def measure(cell: str, steps: int, mode: str) -> dict:
-    allocator, autograd = MODES[mode]
+    allocator, autograd, compiled = MODES[mode]
     env = dict(os.environ, CRL_DEFAULT_ALLOCATOR=allocator, CRL_AUTOGRAD_STEP=autograd)
+    env["CRL_NATIVE_STEP"] = compiled
     env["OMP_NUM_THREADS"] = "1"
     out = subprocess.run(
         [sys.executable, __file__, "--child", cell, "--steps", str(steps)],
@@ -152,21 +161,29 @@ def main(argv=None) -> int:
                 runs["after"][0]["mean_loss"], runs["before"][0]["mean_loss"], strict=True
             )
         )
+        # the compiled step issues the Python step's calls: bitwise its numbers (else exit 1)
+        native_same = len({r["params_sha256"] for m in ("after", "native") for r in runs[m]}) == 1
         row = {"cell": cell, "bitwise_equal": same, "after_bitwise_equal": after_same}
+        row["native_bitwise_equal"] = native_same
         row["after_loss_rel_gap"] = float(f"{gap:.2g}")
         for mode in MODES:
             row[f"{mode}_cpu_ms_per_step"] = round(med("cpu_ms_per_step", mode), 3)
             row[f"{mode}_faults_per_step"] = round(med("faults_per_step", mode), 1)
             row[f"{mode}_system_share"] = round(med("system_share", mode), 3)
-        for mode in ("allocator", "after"):
+        for mode in ("allocator", "after", "native"):
             row[f"{mode}_speedup"] = round(
                 row["before_cpu_ms_per_step"] / row[f"{mode}_cpu_ms_per_step"], 3
             )
+        row["native_vs_after"] = round(
+            row["after_cpu_ms_per_step"] / row["native_cpu_ms_per_step"], 3
+        )
         rows.append(row)
         print(
             f"{cell:18s} CPU/step ms: before {row['before_cpu_ms_per_step']:7.3f}, allocator "
             f"{row['allocator_cpu_ms_per_step']:7.3f} ({row['allocator_speedup']:.2f}x), after "
-            f"{row['after_cpu_ms_per_step']:7.3f} ({row['after_speedup']:.2f}x); faults/step "
+            f"{row['after_cpu_ms_per_step']:7.3f} ({row['after_speedup']:.2f}x), native "
+            f"{row['native_cpu_ms_per_step']:7.3f} ({row['native_vs_after']:.2f}x of after, "
+            f"bitwise: {native_same}); faults/step "
             f"{row['before_faults_per_step']:.0f} -> {row['after_faults_per_step']:.0f}; "
             f"allocator bitwise equal: {same}; after: mean loss within {gap:.1e} of autograd's"
         )
@@ -185,7 +202,7 @@ def main(argv=None) -> int:
             "cells": rows,
         }
         args.out.write_text(json.dumps(record, indent=1) + "\n")
-    return 0 if all(r["bitwise_equal"] for r in rows) else 1
+    return 0 if all(r["bitwise_equal"] and r["native_bitwise_equal"] for r in rows) else 1
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@ model and batch, one step's loss and gradients equal to float32 rounding (the ma
 every tower's output transposed, so their D-wide products round in another order); a closed form
 the gradient must meet (the target tower's last bias moves no loss); a short training run close
 to autograd's; and a wrong derivative (an extra 1/τ on ∂g, a dropped joint term) far outside the
-tolerance."""
+tolerance. These are the Python steps (CRL_NATIVE_STEP=0 below): tests/unit/test_native_step.py
+ties their compiled twins to them bitwise."""
 
 import math
 
@@ -33,6 +34,12 @@ TRAIN = {
 }
 #: one step's gradient, per tower, relative to its norm: float32 rounding of a reordered sum
 GRAD_RTOL = 1e-5
+
+
+@pytest.fixture(autouse=True)
+def python_steps(monkeypatch):
+    """The Python steps (a monkeypatched derivative must reach the step that runs)."""
+    monkeypatch.setenv("CRL_NATIVE_STEP", "0")
 
 
 def _batch(seeds, d_in, n=64):

@@ -1,0 +1,206 @@
+"""The compiled training steps (crl_approx.training.native, native_step.cpp) against their Python
+twins in crl_approx.training.manual, which tests/unit/test_manual_step.py ties to autograd: the
+same model and data trained for a few AdamW steps each way, on every path (the sampled step, its
+validation loss, the population step; the inner score and the cosine score with log c learnt or
+fixed; one and three stacked seeds), give bitwise equal losses and weights. A replica's numbers do
+not depend on the replicas beside it in the compiled step either (three seeds stacked, each bitwise
+its own run). A build that fails, and a lock file left by a killed build, leave the Python step,
+with the same numbers, and never a hang."""
+
+import hashlib
+import logging
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from conftest import REPO
+from crl_approx.training import native
+from crl_approx.training.batches import pool_batches
+from crl_approx.training.loops import block_losses, make_optimizer, run_steps
+from crl_approx.training.manual import (
+    PopulationConstants,
+    ReplicaWeights,
+    in_batch_losses,
+    in_batch_step,
+    population_step,
+)
+from crl_approx.training.towers import build_model
+
+TAU = 0.3
+TRAIN = {
+    "width": 32,
+    "depth": 3,
+    "lr": 3e-3,
+    "weight_decay": 1e-4,
+    "schedule": "cosine",
+    "score": "inner",
+    "cosine_scale": 1.7,
+    "cosine_scale_learnable": True,
+}
+SCORES = {
+    "inner": {},
+    "cosine_learnt": {"score": "cosine"},
+    "cosine_fixed": {"score": "cosine", "cosine_scale_learnable": False},
+}
+HAVE_COMPILER = bool(shutil.which("c++") or shutil.which("g++"))
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    """The compiled module: where a compiler is, failing to build it is a failure."""
+    if not HAVE_COMPILER:
+        pytest.skip("no C++ compiler here: the jobs run the Python step")
+    os.environ.pop("CRL_NATIVE_STEP", None)
+    mod = native.module()
+    assert mod is not None, "a compiler is here, but the compiled step did not build (see log)"
+    return mod
+
+
+def _grid():
+    import yaml
+
+    from crl_approx.models.gmm import GaussianMixture
+    from crl_approx.training.evaluation import Grid
+
+    gmm = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["gmm"]
+    return Grid.from_mixture(GaussianMixture.from_config(gmm), 24, torch.float32, "cpu")
+
+
+def _train(objective, score, seeds, d_in, dim, compiled: bool, steps=12):
+    """``steps`` AdamW steps of the hand-written step, compiled or Python: (the losses per step,
+    the validation losses, the sha256 of the final weights)."""
+    train = TRAIN | SCORES[score]
+    model = build_model(seeds, d_in, d_in, dim, train)
+    weights = ReplicaWeights(model, compiled=compiled)
+    assert (weights.native is not None) == compiled
+    if objective == "samples":
+        # each seed's pairs from its own generator (a replica alone sees the same pairs)
+        gens = [torch.Generator().manual_seed(100 + s) for s in seeds]
+        x = torch.stack([torch.randn(8 * 64, d_in, generator=g) for g in gens])
+        y = x + 0.5 * torch.stack([torch.randn(8 * 64, d_in, generator=g) for g in gens])
+        batches = pool_batches(x, y, [torch.Generator().manual_seed(s) for s in seeds], 64)
+
+        def step():
+            return in_batch_step(weights, *next(batches), TAU)
+
+    else:
+        grid = _grid()
+        gx, gy = (g.expand(len(seeds), *g.shape).contiguous() for g in (grid.x, grid.y))
+        consts = PopulationConstants(grid, gx, gy, TAU)
+
+        def step():
+            return population_step(weights, consts, TAU)
+
+    step.weights = weights
+    opt = make_optimizer(weights, train, steps)
+    losses = torch.stack([run_steps(model, opt, step, 1) for _ in range(steps)])
+    val = None
+    if objective == "samples":
+        val = block_losses(model, x[:, :128], y[:, :128], TAU, 64, weights)
+        one = in_batch_losses(weights, x[:, :64], y[:, :64], TAU)
+        val = torch.cat([val, one])
+    return losses, val, _digest(model)
+
+
+def _digest(model) -> str:
+    digest = hashlib.sha256()
+    for p in model.parameters():
+        digest.update(p.detach().numpy().tobytes())
+    return digest.hexdigest()
+
+
+#: (objective, d_in, D): the mixture's grid is one-dimensional
+SHAPES = [
+    ("samples", 1, 2),
+    ("samples", 16, 8),
+    ("samples", 3, 1),
+    ("population", 1, 2),
+    ("population", 1, 1),
+    ("population", 1, 8),
+]
+
+
+@pytest.mark.parametrize(("objective", "d_in", "dim"), SHAPES)
+@pytest.mark.parametrize("score", list(SCORES))
+@pytest.mark.parametrize("seeds", [[0], [0, 1, 2]])
+def test_the_compiled_step_trains_bitwise_as_the_python_step(
+    compiled, objective, score, seeds, d_in, dim
+):
+    py = _train(objective, score, seeds, d_in, dim, compiled=False)
+    cc = _train(objective, score, seeds, d_in, dim, compiled=True)
+    assert torch.equal(cc[0], py[0])
+    if objective == "samples":
+        assert torch.equal(cc[1], py[1])
+    assert cc[2] == py[2]
+    # the weights moved (at D = 1 the cosine score's loss does not: only weight decay moves them)
+    assert py[2] != _digest(build_model(seeds, d_in, d_in, dim, TRAIN | SCORES[score]))
+
+
+@pytest.mark.parametrize("objective", ["samples", "population"])
+@pytest.mark.parametrize("score", ["inner", "cosine_learnt"])
+def test_a_replica_in_the_compiled_step_is_bitwise_its_own_run(compiled, objective, score):
+    stacked, _, _ = _train(objective, score, [0, 1, 2], 1, 2, compiled=True)
+    for r, seed in enumerate([0, 1, 2]):
+        alone, _, _ = _train(objective, score, [seed], 1, 2, compiled=True)
+        assert torch.equal(stacked[:, r], alone[:, 0])
+
+
+def test_a_wrong_compiled_step_would_show(compiled):
+    """The comparison can fail: the Python step with one scale perturbed by one ulp differs."""
+    py = _train("samples", "inner", [0], 1, 2, compiled=False)
+    tau = TAU
+    try:
+        globals()["TAU"] = float(torch.nextafter(torch.tensor(tau), torch.tensor(1.0)))
+        off = _train("samples", "inner", [0], 1, 2, compiled=True)
+    finally:
+        globals()["TAU"] = tau
+    assert off[2] != py[2]
+
+
+def test_the_jobs_take_the_compiled_step_unless_told_not_to(compiled, monkeypatch):
+    model = build_model([0], 1, 1, 2, TRAIN)
+    assert ReplicaWeights(model).native is compiled
+    monkeypatch.setenv("CRL_NATIVE_STEP", "0")
+    assert ReplicaWeights(model).native is None
+
+
+def test_a_failed_build_leaves_the_python_step_with_a_warning(tmp_path, monkeypatch, caplog):
+    broken = tmp_path / "native_step.cpp"
+    broken.write_text("#error a source that does not compile\n")
+    monkeypatch.setattr(native, "SOURCE", broken)
+    monkeypatch.setenv("CRL_NATIVE_DIR", str(tmp_path / "cache"))
+    native._module.cache_clear()
+    try:
+        with caplog.at_level(logging.WARNING, logger=native.__name__):
+            model = build_model([0], 1, 1, 2, TRAIN)
+            assert ReplicaWeights(model).native is None
+    finally:
+        native._module.cache_clear()
+    assert "the Python step runs, with the same numbers" in caplog.text
+    with pytest.raises(RuntimeError, match="unavailable"):
+        monkeypatch.setattr(native, "module", lambda: None)
+        ReplicaWeights(model, compiled=True)
+
+
+def test_a_lock_left_by_a_killed_build_does_not_hang_the_next_job(compiled):
+    """torch's build lock file, as a build killed mid-way leaves it: the next job removes it under
+    its own flock and loads (torch alone would wait for it forever)."""
+    lock = native.cache_dir() / native.build_key() / "lock"
+    lock.write_text("")
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]);"
+        "from crl_approx.training import native; print(native.module() is not None)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(REPO / "workflow" / "scripts")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    assert out.stdout.strip() == "True"
+    assert not lock.exists()

@@ -1,0 +1,192 @@
+// The hand-written training steps of crl_approx.training.manual, line for line in C++ (issue 35).
+//
+// Each function issues the same ATen calls as its Python twin in manual.py, with the same
+// arguments, in the same order, so a step's numbers are bitwise those of the Python step
+// (tests/unit/test_native_step.py); what goes is the interpreter's cost of ~40 calls per replica
+// per step (benchmarks/step_levers.py measures it). Keep the two in step: a change to one is a
+// change to the other, and the test compares them on every path.
+//
+// Weights: per replica, f's tensors then g's tensors (n each, in manual._weights's layouts), the
+// replicas one after another; ``scales``: per replica its log c (1,) for the cosine score, empty
+// for the inner score.
+#include <torch/extension.h>
+
+#include <utility>
+#include <vector>
+
+using at::Tensor;
+using TL = std::vector<Tensor>;
+using Saved = std::vector<std::pair<Tensor, Tensor>>;
+
+namespace {
+
+constexpr double kNormEps = 1e-12;  // F.normalize's (manual._NORM_EPS)
+
+Tensor own(const Tensor& t) { return t.clone(at::MemoryFormat::Contiguous); }
+
+// manual._tower_forward: the output transposed (D, n); ``saved`` gets each hidden layer's input
+// and its output after the ReLU, then the last layer's input
+Tensor tower_forward(const TL& ws, size_t off, size_t n, const Tensor& v, Saved& saved) {
+  const size_t last = n - 2;
+  Tensor h = v;
+  for (size_t i = 0; i < last; i += 2) {
+    Tensor out = at::addmm(ws[off + i + 1], h, ws[off + i]);
+    out.relu_();
+    saved.emplace_back(h, out);
+    h = out;
+  }
+  saved.emplace_back(h, Tensor());
+  return at::addmm(ws[off + last + 1], ws[off + last], h.t());
+}
+
+// manual._tower_backward: appends the tower's n gradients to ``grads``
+void tower_backward(const TL& ws, size_t off, size_t n, const Saved& saved, const Tensor& grad_t,
+                    TL& grads) {
+  const size_t last = n - 2, base = grads.size();
+  grads.resize(base + n);
+  grads[base + last] = at::mm(grad_t, saved.back().first);
+  grads[base + last + 1] = grad_t.sum(1, true);
+  if (last == 0) return;
+  Tensor grad = at::mm(grad_t.t(), ws[off + last]);
+  for (long i = static_cast<long>(last) - 2; i >= 0; i -= 2) {
+    const auto& layer = saved[i / 2];
+    grad = at::threshold_backward(grad, layer.second, 0);
+    grads[base + i + 1] = grad.sum(0, true);
+    grads[base + i] = at::mm(layer.first.t(), grad);
+    if (i > 0) grad = at::mm(grad, ws[off + i].t());
+  }
+}
+
+// manual._unit
+struct Unit {
+  Tensor u, clamped, free;
+};
+
+Unit unit(const Tensor& t) {
+  Tensor norm = at::linalg_vector_norm(t, 2, at::IntArrayRef{0}, true);
+  Tensor clamped = norm.clamp_min(kNormEps);
+  return {at::div(t, clamped), clamped, at::ge(norm, kNormEps).to(t.scalar_type())};
+}
+
+// manual._unit_backward
+Tensor unit_backward(const Unit& un, const Tensor& grad_u) {
+  Tensor dot = at::mul(un.u, grad_u).sum(0, true);
+  dot.mul_(un.free);
+  return at::sub(grad_u, at::mul(un.u, dot)).div_(un.clamped);
+}
+
+// one replica's towers on x, y and its score matrix: the inner score f gᵀ (``inner_scale``
+// folded into f first, as manual._in_batch folds 1/τ), or the cosine score (manual._cosine_scores)
+struct Scores {
+  Tensor s, ft, gt, c;
+  Saved sf, sg;
+  Unit uf, ug;
+};
+
+Scores scores(const TL& ws, size_t of, size_t n, const Tensor& x, const Tensor& y,
+              const Tensor* log_c, const double* inner_scale) {
+  Scores out;
+  out.ft = tower_forward(ws, of, n, x, out.sf);
+  out.gt = tower_forward(ws, of + n, n, y, out.sg);
+  if (log_c == nullptr) {
+    const Tensor a = inner_scale ? at::mul(out.ft, *inner_scale) : out.ft;
+    out.s = at::mm(a.t(), out.gt);
+  } else {
+    out.uf = unit(out.ft);
+    out.ug = unit(out.gt);
+    out.c = log_c->exp();
+    out.s = at::mm(out.uf.u.t(), out.ug.u);
+    out.s.mul_(out.c);
+  }
+  return out;
+}
+
+// the backward of ``scores`` from ∂/∂S (manual's inner branches and manual._cosine_backward)
+void scores_backward(const TL& ws, size_t of, size_t n, const Scores& sc, const Tensor& grad_s,
+                     bool cosine, bool learn, TL& grads) {
+  if (!cosine) {
+    tower_backward(ws, of, n, sc.sf, at::mm(sc.gt, grad_s.t()), grads);
+    tower_backward(ws, of + n, n, sc.sg, at::mm(sc.ft, grad_s), grads);
+    return;
+  }
+  Tensor df = at::mm(sc.ug.u, grad_s.t());
+  df.mul_(sc.c);
+  tower_backward(ws, of, n, sc.sf, unit_backward(sc.uf, df), grads);
+  Tensor dg = at::mm(sc.uf.u, grad_s);
+  dg.mul_(sc.c);
+  tower_backward(ws, of + n, n, sc.sg, unit_backward(sc.ug, dg), grads);
+  if (learn) grads.push_back(at::mul(grad_s, sc.s).sum().reshape({1}));
+}
+
+// manual._info_nce: the loss (1,) and P = softmax(logits)
+std::pair<Tensor, Tensor> info_nce(const Tensor& logits, double tau) {
+  Tensor p = at::softmax(logits, 1);
+  Tensor lse = at::sub(logits.amax(1), at::log(p.amax(1)));
+  return {at::mul(at::sub(lse, logits.diagonal()).mean(0, true), tau), p};
+}
+
+const Tensor* scale_of(const TL& scales, size_t r) { return scales.empty() ? nullptr : &scales[r]; }
+
+}  // namespace
+
+// manual.in_batch_step: the R losses and every replica's gradients (f's, g's, log c's if learnt)
+std::pair<Tensor, TL> in_batch_step(const TL& weights, int64_t n, const TL& scales, bool learn,
+                                    const Tensor& x, const Tensor& y, double tau) {
+  at::NoGradGuard no_grad;
+  TL losses, grads;
+  const int64_t replicas = x.size(0), batch = x.size(1);
+  const double inv_tau = 1.0 / tau;
+  for (int64_t r = 0; r < replicas; ++r) {
+    const size_t of = static_cast<size_t>(r) * 2 * n;
+    const Tensor* log_c = scale_of(scales, r);
+    Scores sc = scores(weights, of, n, own(x[r]), own(y[r]), log_c, &inv_tau);
+    auto [loss, p] = info_nce(log_c ? at::mul(sc.s, inv_tau) : sc.s, tau);
+    losses.push_back(loss);
+    p.diagonal().sub_(1.0);  // ∂/∂S = (P − I)/B
+    p.mul_(1.0 / batch);
+    scores_backward(weights, of, n, sc, p, log_c != nullptr, learn, grads);
+  }
+  return {at::cat(losses), grads};
+}
+
+// manual.in_batch_losses: the R losses alone (validation)
+Tensor in_batch_losses(const TL& weights, int64_t n, const TL& scales, const Tensor& x,
+                       const Tensor& y, double tau) {
+  at::NoGradGuard no_grad;
+  TL losses;
+  const double inv_tau = 1.0 / tau;
+  for (int64_t r = 0; r < x.size(0); ++r) {
+    const Tensor* log_c = scale_of(scales, r);
+    Scores sc = scores(weights, r * 2 * n, n, own(x[r]), own(y[r]), log_c, &inv_tau);
+    losses.push_back(info_nce(log_c ? at::mul(sc.s, inv_tau) : sc.s, tau).first);
+  }
+  return at::cat(losses);
+}
+
+// manual.population_step on the grid's constants (manual.PopulationConstants)
+std::pair<Tensor, TL> population_step(const TL& weights, int64_t n, const TL& scales, bool learn,
+                                      const TL& gx, const TL& gy, const Tensor& wx,
+                                      const Tensor& log_wy, const Tensor& joint, double tau) {
+  at::NoGradGuard no_grad;
+  TL losses, grads;
+  for (size_t r = 0; r < gx.size(); ++r) {
+    const size_t of = r * 2 * n;
+    const Tensor* log_c = scale_of(scales, r);
+    Scores sc = scores(weights, of, n, gx[r], gy[r], log_c, nullptr);
+    // manual._population
+    Tensor z = at::add(at::mul(sc.s, 1.0 / tau), log_wy);
+    Tensor p = at::softmax(z, 1);
+    Tensor lse = at::sub(z.amax(1, true), at::log(p.amax(1, true)));
+    Tensor loss = at::sub(at::mul(at::mul(lse, wx).sum(), tau), at::mul(joint, sc.s).sum());
+    losses.push_back(loss.reshape({1}));
+    p.mul_(wx).sub_(joint);
+    scores_backward(weights, of, n, sc, p, log_c != nullptr, learn, grads);
+  }
+  return {at::cat(losses), grads};
+}
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.def("in_batch_step", &in_batch_step);
+  m.def("in_batch_losses", &in_batch_losses);
+  m.def("population_step", &population_step);
+}
