@@ -7,7 +7,9 @@ which is measured in the same run (a 2048³ matmul, best of 5). Each cell's real
 (``snakemake --cores 1 --forcerun RULE TARGET`` in a scratch folder on the default config, its
 inputs made first and not timed); its own log gives its CPU time, split into start-up, the step
 loop, validation, evaluation (per-epoch checkpoints and exact excess), final metrics and writing
-(crl_approx.runtime.phase). Prints one row per cell: CPU / limit for the job and for its step
+(crl_approx.runtime.phase). The jobs run the compiled step (crl_approx.training.native), built
+first and untimed, where it builds; ``CRL_NATIVE_STEP=0`` measures the Python step (the record's
+``step`` says which). Prints one row per cell: CPU / limit for the job and for its step
 loop alone, and where the rest of the job went. Nothing else should run on the host.
 
     python3 benchmarks/flop_limit.py [--dest /tmp/crl-flop-limit] [--out benchmarks/flop_limit.json]
@@ -35,6 +37,7 @@ sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 
 from crl_approx.render.html import cpu_name  # noqa: E402
 from crl_approx.render.runrecord import job_cpu, job_flops, job_phases  # noqa: E402
+from crl_approx.training import native  # noqa: E402
 from crl_approx.training.host import matmul_peak  # noqa: E402
 
 SEEDS = 3  # the default config's seeds, stacked in one job
@@ -129,6 +132,9 @@ def main() -> None:
     targets = [CELLS[c][1] for c in cells]
     rules = sorted({CELLS[c][0] for c in cells})
     snakemake(args.dest, "--cores", "2", "--omit-from", *rules, "--", *targets)
+    # the jobs' step: compiled where it builds (built here first, untimed), else the Python step;
+    # CRL_NATIVE_STEP=0 in the environment measures the Python step
+    compiled = native.module() is not None
     peak = matmul_peak()
     rows = []
     for name in cells:
@@ -180,6 +186,7 @@ def main() -> None:
         "cpu": cpu_name(),
         "torch": torch.__version__,
         "peak_gflops": round(peak / 1e9, 1),
+        "step": "compiled" if compiled else "python",
         "cells": rows,
     }
     print(f"one-thread float32 matmul peak {record['peak_gflops']} GFLOP/s")
