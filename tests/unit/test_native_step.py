@@ -163,7 +163,7 @@ def test_a_wrong_compiled_step_would_show(compiled):
 
 def test_the_jobs_take_the_compiled_step_unless_told_not_to(compiled, monkeypatch):
     model = build_model([0], 1, 1, 2, TRAIN)
-    assert ReplicaWeights(model).native is compiled
+    assert ReplicaWeights(model).native.mod is compiled
     monkeypatch.setenv("CRL_NATIVE_STEP", "0")
     assert ReplicaWeights(model).native is None
 
@@ -204,3 +204,15 @@ def test_a_lock_left_by_a_killed_build_does_not_hang_the_next_job(compiled):
     )
     assert out.stdout.strip() == "True"
     assert not lock.exists()
+
+
+def test_the_build_command_says_where_the_module_is_or_why_not(compiled):
+    script = [sys.executable, "-m", "crl_approx.training.native"]
+    env = dict(os.environ, PYTHONPATH=str(REPO / "workflow" / "scripts"))
+    ok = subprocess.run(script, capture_output=True, text=True, env=env, timeout=300)
+    assert ok.returncode == 0
+    assert ok.stdout.strip() == f"the compiled training step: {compiled.__file__}"
+    env["CRL_NATIVE_STEP"] = "0"
+    off = subprocess.run(script, capture_output=True, text=True, env=env, timeout=300)
+    assert off.returncode == 1
+    assert "unavailable" in off.stdout

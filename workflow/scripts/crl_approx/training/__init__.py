@@ -10,6 +10,7 @@
 - ``evaluation``: population metrics of trained scores by quadrature.
 - ``population``: the population objective on any 1-D world's quadratures (Experiment S).
 - ``manual``: the hand-written steps (``in_batch_step``, ``population_step``), in fast layouts.
+- ``native``: the same steps compiled from C++ (``native_step.cpp``), bitwise, where a compiler is.
 - ``budget``: pairs seen and distinct pairs of a protocol (``pair_counts``).
 - ``gpu_slots``: one card per concurrent job on a multi-GPU workstation.
 - ``host``: what a job sets before its first step (threads, allocator, device).

@@ -127,16 +127,9 @@ class ReplicaWeights:
         ]
         #: the last step's gradients, in the order and layouts of ``tensors``
         self.grads: list[torch.Tensor] = []
-        #: the compiled twins of this module's steps (:mod:`.native`, bitwise the same numbers),
-        #: or None for the Python ones: ``compiled`` None takes them where they can be had
-        device = self.stacked[0][0].device
-        self.native = None if compiled is False else native.for_device(device)
-        if compiled and self.native is None:
-            raise RuntimeError("the compiled training step is unavailable (see the log)")
-        #: what the compiled steps read: every replica's f then g tensors, one list; the log c's
-        self.flat = [t for wf, wg in self.towers for t in wf + wg]
-        self.per_tower = len(self.towers[0][0]) if self.towers else 0
-        self.flat_scales = list(self.scales) if cosine else []
+        #: the compiled twins of this module's steps on these tensors (:mod:`.native`, bitwise the
+        #: same numbers), or None for the Python ones (``compiled`` None: where they can be had)
+        self.native = native.bind(self, compiled)
 
     @torch.no_grad()
     def write_back(self) -> None:
@@ -232,10 +225,7 @@ def in_batch_step(weights: ReplicaWeights, x: torch.Tensor, y: torch.Tensor, tau
     score: returns the R losses (detached) and sets ``weights.grads`` to the gradient of the
     summed losses (each replica's its own)."""
     if weights.native is not None:
-        losses, weights.grads = weights.native.in_batch_step(
-            weights.flat, weights.per_tower, weights.flat_scales, weights.learn_scale, x, y, tau
-        )
-        return losses
+        return weights.native.in_batch_step(x, y, tau)
     batch = x.shape[1]
     losses, grads = [], []
     with torch.no_grad():
@@ -263,9 +253,7 @@ def in_batch_losses(weights: ReplicaWeights, x: torch.Tensor, y: torch.Tensor, t
     """The R in-batch losses on x, y (R, B, d) (validation), as :func:`in_batch_step` computes
     them, without a backward."""
     if weights.native is not None:
-        return weights.native.in_batch_losses(
-            weights.flat, weights.per_tower, weights.flat_scales, x, y, tau
-        )
+        return weights.native.in_batch_losses(x, y, tau)
 
     def one(r, wf, wg, log_c):
         xr, yr = _own(x[r]), _own(y[r])
@@ -308,12 +296,7 @@ def population_step(weights: ReplicaWeights, consts: PopulationConstants, tau: f
     τ Σ_i w_i logsumexp_j(S_ij/τ + log w_j) − Σ_ij joint_ij S_ij), for either score: the R
     losses (detached), ``weights.grads`` set. ∂/∂S = w_i softmax_j(…) − joint."""
     if weights.native is not None:
-        c = consts
-        losses, weights.grads = weights.native.population_step(
-            weights.flat, weights.per_tower, weights.flat_scales, weights.learn_scale,
-            c.gx, c.gy, c.wx, c.log_wy, c.joint, tau,
-        )  # fmt: skip
-        return losses
+        return weights.native.population_step(consts, tau)
     losses, grads = [], []
     with torch.no_grad():
         towers = zip(weights.towers, weights.scales, consts.gx, consts.gy, strict=True)

@@ -106,3 +106,59 @@ def _load():
 def for_device(device: torch.device):
     """The compiled module for steps on ``device``: the CPU's only (None elsewhere)."""
     return module() if torch.device(device).type == "cpu" else None
+
+
+class Steps:
+    """The compiled steps bound to one :class:`.manual.ReplicaWeights`: each takes what its Python
+    twin in :mod:`.manual` takes but the weights, and sets the weights' ``grads`` as it does."""
+
+    def __init__(self, mod, weights):
+        self.mod, self.weights = mod, weights
+        #: every replica's f then g tensors, one list (the optimiser updates them in place)
+        self.flat = [t for wf, wg in weights.towers for t in wf + wg]
+        self.per_tower = len(weights.towers[0][0]) if weights.towers else 0
+        #: each replica's log c (1,) for the cosine score; none for the inner score
+        self.scales = [] if weights.log_scale is None else list(weights.scales)
+
+    def in_batch_step(self, x, y, tau: float):
+        w = self.weights
+        args = (self.flat, self.per_tower, self.scales, w.learn_scale, x, y, tau)
+        losses, w.grads = self.mod.in_batch_step(*args)
+        return losses
+
+    def in_batch_losses(self, x, y, tau: float):
+        return self.mod.in_batch_losses(self.flat, self.per_tower, self.scales, x, y, tau)
+
+    def population_step(self, consts, tau: float):
+        w, c = self.weights, consts
+        grid = (c.gx, c.gy, c.wx, c.log_wy, c.joint)
+        losses, w.grads = self.mod.population_step(
+            self.flat, self.per_tower, self.scales, w.learn_scale, *grid, tau
+        )
+        return losses
+
+
+def bind(weights, compiled: bool | None = None) -> Steps | None:
+    """The compiled steps for ``weights`` (a :class:`.manual.ReplicaWeights`) where they can be
+    had and ``compiled`` is not False; None for the Python steps. ``compiled=True`` insists."""
+    device = weights.stacked[0][0].device
+    mod = None if compiled is False else for_device(device)
+    if compiled and mod is None:
+        raise RuntimeError("the compiled training step is unavailable (see the log)")
+    return None if mod is None else Steps(mod, weights)
+
+
+def main() -> int:
+    """Build (or find) the compiled step now, e.g. before a cluster run: prints where it is, or why
+    it could not be had (exit 1)."""
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    mod = module()
+    if mod is None:
+        print("the compiled training step is unavailable: the jobs will run the Python step")
+        return 1
+    print(f"the compiled training step: {mod.__file__}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
