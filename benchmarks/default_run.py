@@ -5,11 +5,10 @@ the default config (nothing else should run on the machine meanwhile), and write
 the commit, the machine, the wall time, the host's load average before and after, the number of
 jobs, and per rule the jobs, the job time (the sum of Snakemake's benchmark ``s`` column), the
 jobs' own CPU time (each job's log ends with it: crl_approx.runtime) and the longest job. The
-The training jobs build the compiled step (crl_approx.training.native) into a cache folder of the
+training jobs build the compiled step (crl_approx.training.native) into a cache folder of the
 clone's own (``CRL_NATIVE_DIR``), so the run pays its build as a new machine does; the record says
-which step the jobs ran and what the build cost. The
-README's timing sentences are generated from this record
-(``python3 -m crl_approx.render.readme``), and
+which step the jobs ran and what the build cost. The README's timing sentences are generated from
+this record (``python3 -m crl_approx.render.readme``), and
 the clone is kept so its ``results/`` can serve as ``CRL_DEFAULT_RUN`` for the default-tier tests.
 
     python3 benchmarks/default_run.py [--dest /tmp/crl-default-run]
@@ -107,20 +106,28 @@ def main() -> None:
 
 
 def native_record(dest: Path) -> dict:
-    """Which step the training jobs ran (the compiled one unless a job logged that it fell back)
-    and the build's CPU and wall seconds (the job that built it logs them as its ``native``
-    part, the compiler's processes included; the others load it in milliseconds of CPU, a job
-    that waited for the build with a long wall time)."""
+    """Which step the training jobs ran (each logs it once: crl_approx.training.native.STEP_LINE;
+    ``compiled`` if all of them ran the compiled one, else how many ran which) and the build's CPU
+    and wall seconds (the job that built it logs them as its ``native`` part, the compiler's
+    processes included; the others load it in milliseconds of CPU, a job that waited for the
+    build with a long wall time)."""
     from crl_approx.runtime import PHASE_PATTERN
+    from crl_approx.training.native import STEP_LINE
 
-    fallback, build = False, None
+    marker = STEP_LINE.format(step="")
+    steps: dict[str, int] = {}
+    build = None
     for path in sorted((dest / "logs").rglob("*.log")):
         text = path.read_text(errors="replace")
-        fallback |= "the compiled training step is unavailable" in text
+        for line in text.splitlines():
+            if marker in line:
+                step = line.split(marker, 1)[1].strip()
+                steps[step] = steps.get(step, 0) + 1
         for name, cpu, wall in PHASE_PATTERN.findall(text):
             if name == "native" and (build is None or float(cpu) > build["cpu_s"]):
                 build = {"cpu_s": float(cpu), "wall_s": float(wall), "job": str(path.name)}
-    return {"step": "python" if fallback else "compiled", "native_build": build}
+    step = "compiled" if set(steps) == {"compiled"} else steps
+    return {"step": step, "native_build": build}
 
 
 if __name__ == "__main__":

@@ -134,7 +134,7 @@ def main() -> None:
     snakemake(args.dest, "--cores", "2", "--omit-from", *rules, "--", *targets)
     # the jobs' step: compiled where it builds (built here first, untimed), else the Python step;
     # CRL_NATIVE_STEP=0 in the environment measures the Python step
-    compiled = native.module() is not None
+    native.module()
     peak = matmul_peak()
     rows = []
     for name in cells:
@@ -146,6 +146,10 @@ def main() -> None:
         log = re.search(r"log: (\S+\.log)", text).group(1)
         cpu, startup = job_cpu(args.dest / log)
         phases = job_phases(args.dest / log)
+        # the step the job ran, as it logged it (crl_approx.training.native.STEP_LINE)
+        marker = native.STEP_LINE.format(step="")
+        lines = (args.dest / log).read_text().splitlines()
+        ran = sorted({ln.split(marker, 1)[1].strip() for ln in lines if marker in ln})
         metrics = json.loads((args.dest / target).read_text())
         flops = work(kind, metrics, cfg)
         # the job's own count (its log, crl_approx.runtime.count_flops) against this work model
@@ -169,6 +173,7 @@ def main() -> None:
                 "job_over_limit": round(cpu / limit, 2),
                 "steps_over_limit": round(phases.get("steps", float("nan")) / step_limit, 2),
                 "load_before": round(load, 2),
+                "step": ", ".join(ran),
             }
         )
         r = rows[-1]
@@ -186,7 +191,8 @@ def main() -> None:
         "cpu": cpu_name(),
         "torch": torch.__version__,
         "peak_gflops": round(peak / 1e9, 1),
-        "step": "compiled" if compiled else "python",
+        # the step every job logged it ran: "compiled", "python (…)", or "mixed"
+        "step": rows[0]["step"] if len({r["step"] for r in rows}) == 1 else "mixed",
         "cells": rows,
     }
     print(f"one-thread float32 matmul peak {record['peak_gflops']} GFLOP/s")

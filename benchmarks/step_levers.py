@@ -100,6 +100,8 @@ def child(cell: str, steps: int) -> dict:
         "faults_per_step": (after.ru_minflt - before.ru_minflt) / steps,
         "params_sha256": digest.hexdigest(),
         "mean_loss": mean_loss.tolist(),
+        # whether the hand-written step ran compiled (crl_approx.training.native)
+        "compiled": getattr(getattr(step_loss, "weights", None), "native", None) is not None,
     }
 
 
@@ -163,6 +165,10 @@ def main(argv=None) -> int:
         )
         # the compiled step issues the Python step's calls: bitwise its numbers (else exit 1)
         native_same = len({r["params_sha256"] for m in ("after", "native") for r in runs[m]}) == 1
+        if not all(r["compiled"] for r in runs["native"]) or any(
+            r["compiled"] for m in ("before", "allocator", "after") for r in runs[m]
+        ):
+            sys.exit(f"{cell}: the compiled step did not run where asked (or ran where not)")
         row = {"cell": cell, "bitwise_equal": same, "after_bitwise_equal": after_same}
         row["native_bitwise_equal"] = native_same
         row["after_loss_rel_gap"] = float(f"{gap:.2g}")

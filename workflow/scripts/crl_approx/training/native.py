@@ -3,17 +3,22 @@
 The C++ functions issue the same ATen calls as :mod:`.manual`'s Python, in the same order, so a
 step's numbers are bitwise the Python step's (tests/unit/test_native_step.py); they save the
 interpreter's cost of the ~40 calls per replica and step (benchmarks/step_levers.py, mode
-``native``). The extension is built once per source, torch version and Python, with torch's
-``cpp_extension`` (g++ and ninja; the job that builds it logs how long it took), into a cache
-folder: ``$CRL_NATIVE_DIR``, else ``$XDG_CACHE_HOME/crl-approx/native``, else
-``~/.cache/crl-approx/native``.
-Concurrent jobs build it once: an ``flock`` (released by the kernel when its holder dies) guards
-the build, and a lock file left by a killed build is removed by the next holder.
+``native``). The extension is built with torch's ``cpp_extension`` (a C++ compiler, ``$CXX`` or
+``c++``, and ninja) into a cache folder, ``$CRL_NATIVE_DIR``, else
+``$XDG_CACHE_HOME/crl-approx/native``, else ``~/.cache/crl-approx/native``, one sub-folder per
+:func:`build_key` (the source, torch's version and install, the interpreter, the machine's
+architecture and the compiler named by ``$CXX``), which the jobs must be able to write.
 
-Every step falls back to the Python twin, with one warning in the job's log naming why, when the
-build or the load fails (no compiler, no ninja, no Python headers, a read-only cache), on a
-device other than the CPU (the GPU path has not been measured), or when ``CRL_NATIVE_STEP=0``.
-The numbers do not depend on which ran.
+Concurrent jobs build it once: an ``flock`` (released by the kernel when its holder dies) guards
+the build; a job waits for it at most :data:`LOCK_WAIT_S` and then runs the Python step. torch's
+own lock file, which a build killed mid-way leaves behind and which would make torch wait for ever,
+is removed once it is :data:`STALE_LOCK_S` old (a live build touches nothing of it; a younger one
+is waited for, within the same bound).
+
+Each job logs which step it runs (:data:`STEP_LINE`: ``compiled``, or ``python`` and why). The
+Python twin runs when the build or the load fails (no compiler, no ninja, no Python headers, a
+read-only cache; with a warning naming why), on a device other than the CPU (the GPU path has not
+been measured), or with ``CRL_NATIVE_STEP=0``. The numbers do not depend on which ran.
 """
 
 from __future__ import annotations
@@ -23,7 +28,9 @@ import functools
 import hashlib
 import logging
 import os
+import platform
 import sys
+import sysconfig
 import time
 from pathlib import Path
 
@@ -32,6 +39,13 @@ import torch
 log = logging.getLogger(__name__)
 
 SOURCE = Path(__file__).with_name("native_step.cpp")
+
+#: the most seconds a job waits for another job's build before it runs the Python step
+LOCK_WAIT_S = 900.0
+#: the age at which torch's lock file counts as a killed build's
+STALE_LOCK_S = 300.0
+#: the line each training job logs once: which step it runs (benchmarks/default_run.py reads it)
+STEP_LINE = "job training step: {step}"
 
 
 def cache_dir() -> Path:
@@ -42,9 +56,19 @@ def cache_dir() -> Path:
 
 
 def build_key() -> str:
-    """What the built module depends on: the source, torch's version and the interpreter's."""
+    """What the built module depends on: the source; torch's version and where it is installed;
+    the interpreter (its ABI tag and prefix); the machine's architecture; the compiler ``$CXX``
+    names (default ``c++``). Two environments sharing a cache folder build apart."""
     digest = hashlib.sha256(SOURCE.read_bytes())
-    digest.update(f"{torch.__version__}|{sys.version_info[:2]}|{sys.platform}".encode())
+    parts = (
+        torch.__version__,
+        str(Path(torch.__file__).parent),
+        sysconfig.get_config_var("SOABI") or "",
+        sys.prefix,
+        platform.machine(),
+        os.environ.get("CXX", "c++"),
+    )
+    digest.update("|".join(parts).encode())
     return digest.hexdigest()[:16]
 
 
@@ -73,33 +97,62 @@ def _module():
         return None
 
 
-def _load():
-    from torch.utils import cpp_extension
+def _wait_for_lock(guard, wait_s: float) -> None:
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            fcntl.flock(guard, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"another job held the build lock for {wait_s:.0f} s") from None
+            time.sleep(0.5)
 
+
+def _clear_stale_lock(lock: Path, deadline: float) -> None:
+    """torch's lock file: removed once it is STALE_LOCK_S old (a killed build's); a younger one
+    is waited for until it goes or ages (a build still running elsewhere), up to ``deadline``."""
+    while lock.exists():
+        try:
+            age = time.time() - lock.stat().st_mtime
+        except FileNotFoundError:
+            return
+        if age >= STALE_LOCK_S:
+            lock.unlink(missing_ok=True)
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{lock} stayed for {STALE_LOCK_S:.0f} s")
+        time.sleep(0.5)
+
+
+def _load():
     from ..runtime import phase
 
     key = build_key()
     build = cache_dir() / key
-    build.mkdir(parents=True, exist_ok=True)
-    t0 = time.perf_counter()
-    # the job's log counts this part as ``native`` (the build's compiler processes included)
-    with phase("native"), open(build / "crl.flock", "w") as guard:
-        fcntl.flock(guard, fcntl.LOCK_EX)  # one builder; the others wait here, then load
-        try:
-            # torch's own lock file, left behind if a build was killed: nobody else holds ours
-            (build / "lock").unlink(missing_ok=True)
-            mod = cpp_extension.load(
-                name=f"crl_native_step_{key}",
-                sources=[str(SOURCE)],
-                build_directory=str(build),
-                extra_cflags=["-O2"],
-                verbose=False,
-            )
-        finally:
-            fcntl.flock(guard, fcntl.LOCK_UN)
-    seconds = time.perf_counter() - t0
-    if seconds > 1.0:
-        log.info("built the compiled training step in %.1f s (%s)", seconds, build)
+    # the job's log counts this part as ``native`` (the build's compiler processes included; a
+    # job that waited for another's build, its wait in the wall time)
+    with phase("native"):
+        from torch.utils import cpp_extension
+
+        build.mkdir(parents=True, exist_ok=True)
+        with open(build / "crl.flock", "w") as guard:
+            _wait_for_lock(guard, LOCK_WAIT_S)  # one builder; the others wait here, then load
+            fresh, t0 = not any(build.glob("*.so")), time.perf_counter()  # this job builds
+            try:
+                _clear_stale_lock(build / "lock", time.monotonic() + LOCK_WAIT_S)
+                mod = cpp_extension.load(
+                    name=f"crl_native_step_{key}",
+                    sources=[str(SOURCE)],
+                    build_directory=str(build),
+                    extra_cflags=["-O2"],
+                    verbose=False,
+                )
+            finally:
+                fcntl.flock(guard, fcntl.LOCK_UN)
+    if fresh:
+        seconds = time.perf_counter() - t0
+        log.info("the compiled training step: built in %.1f s (%s)", seconds, build)
     return mod
 
 
@@ -145,7 +198,20 @@ def bind(weights, compiled: bool | None = None) -> Steps | None:
     mod = None if compiled is False else for_device(device)
     if compiled and mod is None:
         raise RuntimeError("the compiled training step is unavailable (see the log)")
+    if mod is not None:
+        _say("compiled")
+    elif compiled is False:
+        _say("python (asked for)")
+    else:
+        why = "CRL_NATIVE_STEP=0" if not enabled() else "unavailable"
+        _say(f"python ({why if device.type == 'cpu' else device.type + ' device'})")
     return None if mod is None else Steps(mod, weights)
+
+
+@functools.cache
+def _say(step: str) -> None:
+    """The job's step, logged once per process and kind."""
+    log.info(STEP_LINE.format(step=step))
 
 
 def main() -> int:

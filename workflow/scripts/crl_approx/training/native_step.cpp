@@ -121,8 +121,19 @@ void scores_backward(const TL& ws, size_t of, size_t n, const Scores& sc, const 
 // manual._info_nce: the loss (1,) and P = softmax(logits)
 std::pair<Tensor, Tensor> info_nce(const Tensor& logits, double tau) {
   Tensor p = at::softmax(logits, 1);
-  Tensor lse = at::sub(logits.amax(1), at::log(p.amax(1)));
+  Tensor row_max = logits.amax(1);  // one statement per call: Python's left-to-right order
+  Tensor lse = at::sub(row_max, at::log(p.amax(1)));
   return {at::mul(at::sub(lse, logits.diagonal()).mean(0, true), tau), p};
+}
+
+// the shapes every step needs: n ≥ 2 tensors per tower, both towers of every replica, a log c
+// per replica or none
+void check_shapes(const TL& weights, int64_t n, const TL& scales, int64_t replicas) {
+  TORCH_CHECK(n >= 2 && n % 2 == 0, "a tower has an even number (>= 2) of tensors, not ", n);
+  TORCH_CHECK(static_cast<int64_t>(weights.size()) == replicas * 2 * n, "weights: ",
+              weights.size(), " tensors for ", replicas, " replicas of 2 towers of ", n);
+  TORCH_CHECK(scales.empty() || static_cast<int64_t>(scales.size()) == replicas,
+              "scales: one log c per replica or none, not ", scales.size());
 }
 
 const Tensor* scale_of(const TL& scales, size_t r) { return scales.empty() ? nullptr : &scales[r]; }
@@ -135,11 +146,15 @@ std::pair<Tensor, TL> in_batch_step(const TL& weights, int64_t n, const TL& scal
   at::NoGradGuard no_grad;
   TL losses, grads;
   const int64_t replicas = x.size(0), batch = x.size(1);
+  check_shapes(weights, n, scales, replicas);
+  TORCH_CHECK(y.size(0) == replicas, "x and y have different replica counts");
   const double inv_tau = 1.0 / tau;
   for (int64_t r = 0; r < replicas; ++r) {
     const size_t of = static_cast<size_t>(r) * 2 * n;
     const Tensor* log_c = scale_of(scales, r);
-    Scores sc = scores(weights, of, n, own(x[r]), own(y[r]), log_c, &inv_tau);
+    Tensor xr = own(x[r]);
+    Tensor yr = own(y[r]);
+    Scores sc = scores(weights, of, n, xr, yr, log_c, &inv_tau);
     auto [loss, p] = info_nce(log_c ? at::mul(sc.s, inv_tau) : sc.s, tau);
     losses.push_back(loss);
     p.diagonal().sub_(1.0);  // ∂/∂S = (P − I)/B
@@ -154,10 +169,14 @@ Tensor in_batch_losses(const TL& weights, int64_t n, const TL& scales, const Ten
                        const Tensor& y, double tau) {
   at::NoGradGuard no_grad;
   TL losses;
+  check_shapes(weights, n, scales, x.size(0));
+  TORCH_CHECK(y.size(0) == x.size(0), "x and y have different replica counts");
   const double inv_tau = 1.0 / tau;
   for (int64_t r = 0; r < x.size(0); ++r) {
     const Tensor* log_c = scale_of(scales, r);
-    Scores sc = scores(weights, r * 2 * n, n, own(x[r]), own(y[r]), log_c, &inv_tau);
+    Tensor xr = own(x[r]);
+    Tensor yr = own(y[r]);
+    Scores sc = scores(weights, r * 2 * n, n, xr, yr, log_c, &inv_tau);
     losses.push_back(info_nce(log_c ? at::mul(sc.s, inv_tau) : sc.s, tau).first);
   }
   return at::cat(losses);
@@ -169,6 +188,8 @@ std::pair<Tensor, TL> population_step(const TL& weights, int64_t n, const TL& sc
                                       const Tensor& log_wy, const Tensor& joint, double tau) {
   at::NoGradGuard no_grad;
   TL losses, grads;
+  check_shapes(weights, n, scales, static_cast<int64_t>(gx.size()));
+  TORCH_CHECK(gy.size() == gx.size(), "gx and gy have different replica counts");
   for (size_t r = 0; r < gx.size(); ++r) {
     const size_t of = r * 2 * n;
     const Tensor* log_c = scale_of(scales, r);
@@ -176,8 +197,10 @@ std::pair<Tensor, TL> population_step(const TL& weights, int64_t n, const TL& sc
     // manual._population
     Tensor z = at::add(at::mul(sc.s, 1.0 / tau), log_wy);
     Tensor p = at::softmax(z, 1);
-    Tensor lse = at::sub(z.amax(1, true), at::log(p.amax(1, true)));
-    Tensor loss = at::sub(at::mul(at::mul(lse, wx).sum(), tau), at::mul(joint, sc.s).sum());
+    Tensor row_max = z.amax(1, true);
+    Tensor lse = at::sub(row_max, at::log(p.amax(1, true)));
+    Tensor first = at::mul(at::mul(lse, wx).sum(), tau);
+    Tensor loss = at::sub(first, at::mul(joint, sc.s).sum());
     losses.push_back(loss.reshape({1}));
     p.mul_(wx).sub_(joint);
     scores_backward(weights, of, n, sc, p, log_c != nullptr, learn, grads);
