@@ -106,23 +106,20 @@ def main() -> None:
 
 
 def native_record(dest: Path) -> dict:
-    """Which step the training jobs ran (each logs it once: crl_approx.training.native.STEP_LINE;
+    """Which step the training jobs ran (each logs it once: crl_approx.runtime.STEP_LINE;
     ``compiled`` if all of them ran the compiled one, else how many ran which) and the build's CPU
     and wall seconds (the job that built it logs them as its ``native`` part, the compiler's
     processes included; the others load it in milliseconds of CPU, a job that waited for the
     build with a long wall time)."""
+    from crl_approx.render.runrecord import job_steps
     from crl_approx.runtime import PHASE_PATTERN
-    from crl_approx.training.native import STEP_LINE
 
-    marker = STEP_LINE.format(step="")
     steps: dict[str, int] = {}
     build = None
     for path in sorted((dest / "logs").rglob("*.log")):
+        for step in job_steps(path):
+            steps[step] = steps.get(step, 0) + 1
         text = path.read_text(errors="replace")
-        for line in text.splitlines():
-            if marker in line:
-                step = line.split(marker, 1)[1].strip()
-                steps[step] = steps.get(step, 0) + 1
         for name, cpu, wall in PHASE_PATTERN.findall(text):
             if name == "native" and (build is None or float(cpu) > build["cpu_s"]):
                 build = {"cpu_s": float(cpu), "wall_s": float(wall), "job": str(path.name)}

@@ -36,7 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 
 from crl_approx.render.html import cpu_name  # noqa: E402
-from crl_approx.render.runrecord import job_cpu, job_flops, job_phases  # noqa: E402
+from crl_approx.render.runrecord import job_cpu, job_flops, job_phases, job_steps  # noqa: E402
 from crl_approx.training import native  # noqa: E402
 from crl_approx.training.host import matmul_peak  # noqa: E402
 
@@ -146,10 +146,7 @@ def main() -> None:
         log = re.search(r"log: (\S+\.log)", text).group(1)
         cpu, startup = job_cpu(args.dest / log)
         phases = job_phases(args.dest / log)
-        # the step the job ran, as it logged it (crl_approx.training.native.STEP_LINE)
-        marker = native.STEP_LINE.format(step="")
-        lines = (args.dest / log).read_text().splitlines()
-        ran = sorted({ln.split(marker, 1)[1].strip() for ln in lines if marker in ln})
+        ran = sorted(set(job_steps(args.dest / log)))  # the step the job ran, as it logged it
         metrics = json.loads((args.dest / target).read_text())
         flops = work(kind, metrics, cfg)
         # the job's own count (its log, crl_approx.runtime.count_flops) against this work model

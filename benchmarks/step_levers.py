@@ -40,11 +40,12 @@ SCRIPTS = REPO / "workflow" / "scripts"
 CELLS = ("gmm_samples_D2", "lcgm_samples_D8", "gmm_population_D2", "gmm_cosine_population_D2")
 
 
-def child(cell: str, steps: int) -> dict:
-    """One measurement, in this (fresh) interpreter: ``steps`` training steps of ``cell``."""
-    import hashlib
-    import resource
-
+def build_step(cell: str, steps: int):
+    """The model, optimiser and ``step_loss`` of one cell's training step (one thread, the jobs'
+    allocator unless CRL_DEFAULT_ALLOCATOR=1), the default config's model and seeds, an optimiser
+    scheduled over ``steps``: the sampled objective on random pairs of the world's input widths
+    (the digits: 8 × 8 images, their batch size), the population objective on the mixture's grid.
+    Also what the FLOP model needs: (batch or grid points, d_x, d_y, D)."""
     import numpy as np
     import torch
     import yaml
@@ -58,7 +59,6 @@ def child(cell: str, steps: int) -> dict:
         configure_threads,
         make_optimizer,
         population_loss,
-        run_steps,
     )
     from crl_approx.training.towers import build_model
 
@@ -70,22 +70,35 @@ def child(cell: str, steps: int) -> dict:
     world, objective, dim = parts[0], parts[-2], int(parts[-1][1:])
     if "cosine" in parts:  # the cosine score
         train = train | {"score": "cosine"}
-    d_in = (cfg["lcgm"]["d_x"], cfg["lcgm"]["d_y"]) if world == "lcgm" else (1, 1)
+    d_in = {"lcgm": (cfg["lcgm"]["d_x"], cfg["lcgm"]["d_y"]), "digits": (64, 64)}.get(world, (1, 1))
     model = build_model(seeds, *d_in, dim, train)
     if objective == "population":
         mix = GaussianMixture.from_config(cfg["gmm"])
         grid = Grid.from_mixture(mix, train["population_nodes"], torch.float32, dev)
         step_loss = population_loss(model, grid, tau)  # the jobs' step (CRL_AUTOGRAD_STEP)
-
+        points = grid.x.shape[0]
     else:
+        points = cfg["digits"]["batch_size"] if world == "digits" else train["batch_size"]
         rng = np.random.default_rng(0)
-        n = 64 * train["batch_size"]
+        n = 64 * points
         x = torch.as_tensor(rng.standard_normal((len(seeds), n, d_in[0])), dtype=torch.float32)
         y = torch.as_tensor(rng.standard_normal((len(seeds), n, d_in[1])), dtype=torch.float32)
         gens = [torch.Generator().manual_seed(s) for s in seeds]
-        step_loss = batch_loss(model, pool_batches(x, y, gens, train["batch_size"]), tau)
+        step_loss = batch_loss(model, pool_batches(x, y, gens, points), tau)
     # the hand-written steps' optimiser updates their own weights (training/manual.py)
     opt = make_optimizer(getattr(step_loss, "weights", model), train, steps)
+    return model, opt, step_loss, (points, *d_in, dim)
+
+
+def child(cell: str, steps: int) -> dict:
+    """One measurement, in this (fresh) interpreter: ``steps`` training steps of ``cell``."""
+    import hashlib
+    import resource
+
+    sys.path.insert(0, str(SCRIPTS))
+    from crl_approx.training.loops import run_steps
+
+    model, opt, step_loss, _ = build_step(cell, steps)
     run_steps(model, opt, step_loss, 20)  # warm-up: first-touch of the working set
     before = resource.getrusage(resource.RUSAGE_SELF)
     mean_loss = run_steps(model, opt, step_loss, steps)

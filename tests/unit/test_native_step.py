@@ -20,6 +20,7 @@ import pytest
 import torch
 
 from conftest import REPO
+from crl_approx.runtime import STEP_LINE
 from crl_approx.training import native
 from crl_approx.training.batches import pool_batches
 from crl_approx.training.loops import block_losses, make_optimizer, run_steps
@@ -186,7 +187,7 @@ def test_the_jobs_take_the_compiled_step_unless_told_not_to(compiled, monkeypatc
         monkeypatch.setenv("CRL_NATIVE_STEP", "0")
         assert ReplicaWeights(model).native is None
     said = [r.getMessage() for r in caplog.records]
-    step = native.STEP_LINE.format
+    step = STEP_LINE.format
     assert said == [step(step="compiled"), step(step="python (CRL_NATIVE_STEP=0)")]
 
 

@@ -79,6 +79,11 @@ def _children_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
+#: the line each training job logs once: which step it runs (crl_approx.training.native:
+#: ``compiled``, or ``python`` and why)
+STEP_LINE = "job training step: {step}"
+STEP_PATTERN = re.compile(r"job training step: (.+)$", re.MULTILINE)
+
 #: one line per kind of counted work (:func:`count_flops`), logged before ``CPU_LINE``
 FLOP_LINE = "job flop {name}={flop:d}"
 FLOP_PATTERN = re.compile(r"job flop (\w+)=([0-9]+)")

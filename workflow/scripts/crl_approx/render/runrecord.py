@@ -45,6 +45,14 @@ def job_flops(log_path: Path | str) -> dict[str, int]:
     return {name: int(flop) for name, flop in _log_lines(log_path, FLOP_PATTERN)}
 
 
+def job_steps(log_path: Path | str) -> list[str]:
+    """The steps a training job's log says it ran (crl_approx.runtime.STEP_LINE, once per job:
+    ``compiled``, or ``python (why)``); empty for a job that trained nothing."""
+    from ..runtime import STEP_PATTERN
+
+    return [step.strip() for step in _log_lines(log_path, STEP_PATTERN)]
+
+
 def job_times(root: Path | str) -> dict:
     """Per rule, from Snakemake's benchmark files under ``root``: jobs, job time (the sum of the
     ``s`` column), the longest job, and every job's time keyed by its benchmark path; and from
@@ -173,4 +181,40 @@ def flop_cells(record: dict) -> list[dict]:
         phases = c["phase_cpu_s"]
         outside = c["job_cpu_s"] - phases["steps"] - phases["validation"]
         out.append(c | {"outside_s": outside, "step_share": phases["steps"] / c["job_cpu_s"]})
+    return out
+
+
+#: each FLOP-limit cell's step among the step-anatomy record's cells (the fresh stream's step is
+#: the sampled step on the same shapes, its sampling aside)
+ANATOMY_OF = {"gmm_fresh_D2": "gmm_samples_D2", "digits_K5_D5": "digits_samples_D5"}
+
+
+def job_floors(flop: dict, anatomy: dict) -> list[dict]:
+    """Per FLOP-limit cell (benchmarks/flop_limit.json), what no job of it can go below, in units
+    of its limit (benchmarks/step_anatomy.json): its step's products alone at this host's speed
+    for their shapes (validation's products, forward only, taken at the same ratio) plus a fresh
+    interpreter importing torch; the job's limit, and its CPU against it, rescaled to the anatomy
+    run's peak. ``left`` is what 1.5× leaves for everything else the job does; ``spent`` what it
+    spends on it now."""
+    steps = {c["cell"]: c for c in anatomy["cells"]}
+    out = []
+    for c in flop["cells"]:
+        step = steps.get(ANATOMY_OF.get(c["cell"], c["cell"]))
+        if step is None:
+            continue
+        limit = c["limit_s"] * flop["peak_gflops"] / anatomy["peak_gflops"]
+        start = anatomy["torch_import_cpu_s"] / limit
+        floor = step["products_over_limit"] + start
+        out.append(
+            {
+                "cell": c["cell"],
+                "step": step["cell"],
+                "products": step["products_over_limit"],
+                "start": start,
+                "floor": floor,
+                "job": c["job_cpu_s"] / limit,
+                "left": 1.5 - floor,
+                "spent": c["job_cpu_s"] / limit - floor,
+            }
+        )
     return out

@@ -15,7 +15,7 @@ own lock file, which a build killed mid-way leaves behind and which would make t
 is removed once it is :data:`STALE_LOCK_S` old (a live build touches nothing of it; a younger one
 is waited for, within the same bound).
 
-Each job logs which step it runs (:data:`STEP_LINE`: ``compiled``, or ``python`` and why). The
+Each job logs which step it runs (``runtime.STEP_LINE``: ``compiled``, or ``python`` and why). The
 Python twin runs when the build or the load fails (no compiler, no ninja, no Python headers, a
 read-only cache; with a warning naming why), on a device other than the CPU (the GPU path has not
 been measured), or with ``CRL_NATIVE_STEP=0``. The numbers do not depend on which ran.
@@ -36,6 +36,8 @@ from pathlib import Path
 
 import torch
 
+from ..runtime import STEP_LINE
+
 log = logging.getLogger(__name__)
 
 SOURCE = Path(__file__).with_name("native_step.cpp")
@@ -44,8 +46,6 @@ SOURCE = Path(__file__).with_name("native_step.cpp")
 LOCK_WAIT_S = 900.0
 #: the age at which torch's lock file counts as a killed build's
 STALE_LOCK_S = 300.0
-#: the line each training job logs once: which step it runs (benchmarks/default_run.py reads it)
-STEP_LINE = "job training step: {step}"
 
 
 def cache_dir() -> Path:

@@ -1,0 +1,278 @@
+"""Where one training step's time goes, against its FLOP limit (issue 35): every ATen call of a
+step, timed alone, beside the step itself; and what a job pays before its first step.
+
+Per cell type (the sampled objective on the mixture at D = 2, on the LCGM at D = 8 and on the
+digits at K = 5, D = 5; the population objective on the mixture at D = 2 with the inner and the
+cosine score; 3 stacked seeds, the default config's model; ``step_levers.build_step``), in a fresh
+interpreter at one thread, with the step the jobs run (compiled where it builds):
+
+1. the step's CPU time per step (user + system, getrusage), over ``--steps`` steps after 20 of
+   warm-up: what the step costs;
+2. one step's ATen calls, recorded as they are dispatched (a ``TorchDispatchMode``: the compiled
+   step's calls from C++ too), each with a copy of its arguments, strides kept;
+3. each recorded matrix product, softmax and AdamW call timed alone on those copies: repeated
+   until a block of repeats lasts ``--block-ms``, the best of 3 blocks, less what a call costs
+   with nothing to compute (``aten.alias`` of a scalar, timed the same way: the dispatch from
+   Python); summed per kind: what each kind's kernels cost at their own shapes on a warm cache.
+   The rest of the step (its ~300 other calls, the dispatch of all) is the step less these.
+
+The limit of a step is its matmul work as ``flop_limit.py`` counts it (three forward passes of
+every replica) at this host's one-thread float32 matmul peak, measured in the same run. The
+recorded products' own FLOPs must equal that count less the first layers' input gradients, which
+the count includes and no step computes (exit 1 otherwise). So ``products alone / limit`` is what
+the step would cost if it computed nothing but its products, each at the speed this host's BLAS
+reaches on its shape: the floor under any step that issues these products through ATen. The
+record also holds what a job pays before its first step whatever it trains: a fresh interpreter
+importing torch (CPU of the child, median of 3). Nothing else should run on the host.
+
+    python3 benchmarks/step_anatomy.py [--steps 200] [--block-ms 20]
+                                       [--out benchmarks/step_anatomy.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+from step_levers import SCRIPTS, build_step  # noqa: E402
+
+CELLS = (
+    "gmm_samples_D2",
+    "lcgm_samples_D8",
+    "digits_samples_D5",
+    "gmm_population_D2",
+    "gmm_cosine_population_D2",
+)
+#: the kinds of call timed alone (by ATen name); everything else is the step's "rest"
+KINDS = {
+    "products": ("aten.mm.default", "aten.addmm.default", "aten.bmm.default"),
+    "softmax": ("aten._softmax.default",),
+    "adamw": ("aten._fused_adamw_.default",),
+}
+
+
+def kind_of(name: str) -> str:
+    return next((k for k, names in KINDS.items() if name in names), "rest")
+
+
+def product_flops(name: str, args) -> int:
+    """2·m·k·n of a recorded product: mm(a, b), addmm(bias, a, b), bmm(a, b) (times the batch)."""
+    a, b = (args[1], args[2]) if name == "aten.addmm.default" else (args[0], args[1])
+    batch = a.shape[0] if a.dim() == 3 else 1
+    return 2 * batch * a.shape[-2] * a.shape[-1] * b.shape[-1]
+
+
+def copy_args(value):
+    """A copy of a call's arguments: tensors with their sizes and strides (a fresh storage), the
+    rest as they are."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        out = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype)
+        return out.copy_(value)
+    if isinstance(value, list | tuple):
+        return type(value)(copy_args(v) for v in value)
+    return value
+
+
+def record_calls(fn) -> list:
+    """Every ATen call ``fn()`` dispatches: (name, args, kwargs), the arguments copied before the
+    call (an in-place call sees what it saw in the step)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    calls = []
+
+    class Recorder(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            kwargs = kwargs or {}
+            calls.append((str(func), func, copy_args(args), copy_args(kwargs)))
+            return func(*args, **kwargs)
+
+    with Recorder():
+        fn()
+    return calls
+
+
+def cpu_s() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def time_alone(func, args, kwargs, block_s: float) -> float:
+    """The best CPU seconds of one call on its own arguments: repeats in blocks of at least
+    ``block_s`` (the count from a first timing), the best of 3 blocks. An in-place call repeats
+    on the same copy (its cost does not depend on the values: denormals are flushed, as in a
+    job)."""
+    func(*args, **kwargs)
+    t = time.process_time()
+    func(*args, **kwargs)
+    once = max(time.process_time() - t, 1e-7)
+    reps = max(1, min(10_000, int(block_s / once)))
+    best = float("inf")
+    for _ in range(3):
+        t = time.process_time()
+        for _ in range(reps):
+            func(*args, **kwargs)
+        best = min(best, (time.process_time() - t) / reps)
+    return best
+
+
+def child(cell: str, steps: int, block_ms: float) -> dict:
+    """One cell, in this (fresh) interpreter: the step timed, then each of its calls alone."""
+    sys.path.insert(0, str(SCRIPTS))
+    from crl_approx.training.loops import run_steps
+
+    model, opt, step_loss, shape = build_step(cell, steps + 30)
+    run_steps(model, opt, step_loss, 20)  # warm-up: first-touch of the working set
+    t = cpu_s()
+    run_steps(model, opt, step_loss, steps)
+    step_s = (cpu_s() - t) / steps
+    calls = record_calls(lambda: run_steps(model, opt, step_loss, 1))
+    import torch
+
+    call_s = time_alone(torch.ops.aten.alias.default, (torch.zeros(()),), {}, block_ms / 1e3)
+    alone = dict.fromkeys(KINDS, 0.0)
+    flops = 0
+    for name, func, args, kwargs in calls:
+        kind = kind_of(name)
+        if kind != "rest":
+            alone[kind] += max(0.0, time_alone(func, args, kwargs, block_ms / 1e3) - call_s)
+        if kind == "products":
+            flops += product_flops(name, args)
+    weights = getattr(step_loss, "weights", None)
+    return {
+        "cell": cell,
+        "shape": shape,  # (points, d_x, d_y, D)
+        "replicas": model.replicas,
+        "compiled": getattr(weights, "native", None) is not None,
+        "step_ms": 1e3 * step_s,
+        "alone_ms": {k: 1e3 * v for k, v in alone.items()},
+        "call_us": 1e6 * call_s,
+        "calls": len(calls),
+        "product_flops": flops,
+    }
+
+
+def work_flops(shape, replicas: int, width: int, depth: int) -> tuple[float, float]:
+    """A step's matmul work as flop_limit.py counts it (three forward passes per replica), and
+    the part of it no step computes (each tower's first-layer input gradient)."""
+    from flop_limit import forward_flops
+
+    points, d_x, d_y, dim = shape
+    counted = replicas * 3 * forward_flops(points, points, d_x, d_y, width, depth, dim)
+    return counted, replicas * 2 * points * (d_x + d_y) * width
+
+
+def import_cpu_s(repeats: int = 3) -> float:
+    """CPU seconds of a fresh interpreter that imports torch (the child's user + system)."""
+    runs = []
+    for _ in range(repeats):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-c", "import torch"], check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        runs.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return statistics.median(runs)
+
+
+def row_of(meas: dict, peak: float, width: int, depth: int) -> dict:
+    counted, unneeded = work_flops(meas["shape"], meas["replicas"], width, depth)
+    if meas["product_flops"] != counted - unneeded:
+        sys.exit(
+            f"{meas['cell']}: the step's products do {meas['product_flops']} FLOP, the work model "
+            f"{counted:.0f} less {unneeded:.0f} (first-layer input gradients)"
+        )
+    limit_ms = 1e3 * counted / peak
+    alone = meas["alone_ms"]
+    return {
+        "cell": meas["cell"],
+        "compiled": meas["compiled"],
+        "calls": meas["calls"],
+        "call_us": round(meas["call_us"], 2),
+        "limit_ms": round(limit_ms, 3),
+        "step_ms": round(meas["step_ms"], 3),
+        "alone_ms": {k: round(v, 3) for k, v in alone.items()},
+        # the step's other calls and the dispatch of all: the step less the kernels timed alone
+        "rest_ms": round(meas["step_ms"] - sum(alone.values()), 3),
+        "products_gflops": round(meas["product_flops"] / alone["products"] / 1e6, 1),
+        "products_over_limit": round(alone["products"] / limit_ms, 2),
+        "step_over_limit": round(meas["step_ms"] / limit_ms, 2),
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--block-ms", type=float, default=20.0)
+    ap.add_argument("--cells", default=",".join(CELLS))
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        print(json.dumps(child(args.child, args.steps, args.block_ms)))
+        return 0
+    import torch
+    import yaml
+
+    sys.path.insert(0, str(SCRIPTS))
+    from crl_approx.render.html import cpu_name
+    from crl_approx.training import native
+    from crl_approx.training.host import matmul_peak
+
+    train = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["train"]
+    native.module()  # built before, untimed
+    load = os.getloadavg()[0]
+    peak = matmul_peak()
+    torch_import = import_cpu_s()
+    rows = []
+    for cell in args.cells.split(","):
+        cmd = [sys.executable, __file__, "--child", cell, "--steps", str(args.steps)]
+        cmd += ["--block-ms", str(args.block_ms)]
+        env = dict(os.environ, OMP_NUM_THREADS="1")
+        out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
+        meas = json.loads(out.stdout.strip().splitlines()[-1])
+        row = row_of(meas, peak, train["width"], train["depth"])
+        rows.append(row)
+        a = row["alone_ms"]
+        print(
+            f"{cell:26s} limit {row['limit_ms']:6.2f} ms  step {row['step_ms']:6.2f} ms "
+            f"({row['step_over_limit']:.2f}x)  alone: products {a['products']:.2f} ms "
+            f"({row['products_over_limit']:.2f}x, {row['products_gflops']} GFLOP/s), softmax "
+            f"{a['softmax']:.2f}, AdamW {a['adamw']:.2f}; the rest {row['rest_ms']:.2f} ms "
+            f"({row['calls']} calls; a call {row['call_us']:.1f} us)",
+            flush=True,
+        )
+    print(
+        f"peak {peak / 1e9:.1f} GFLOP/s; "
+        f"a fresh interpreter that imports torch: {torch_import:.2f} s"
+    )
+    if args.out:
+        record = {
+            "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d"),
+            "commit": subprocess.run(
+                ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True
+            ).stdout.strip(),
+            "cpu": cpu_name(),
+            "torch": torch.__version__,
+            "peak_gflops": round(peak / 1e9, 1),
+            "steps": args.steps,
+            "load_before": round(load, 2),
+            "torch_import_cpu_s": round(torch_import, 2),
+            "cells": rows,
+        }
+        args.out.write_text(json.dumps(record, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,113 @@
+"""benchmarks/step_anatomy.py (where a step's time goes) and what README draws from its record:
+the products it records from one real step (the compiled step's calls from C++ included) do
+exactly the work flop_limit.py counts less what no step computes, in closed form; the job floors
+add up as stated."""
+
+import math
+import sys
+from itertools import pairwise
+
+import pytest
+import torch
+
+from conftest import REPO
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+
+import step_anatomy
+
+
+@pytest.fixture
+def job_settings():
+    """build_step sets a job's thread count and denormal flushing on this process: put back."""
+    threads = torch.get_num_threads()
+    yield
+    torch.set_num_threads(threads)
+    torch.set_flush_denormal(False)
+
+
+def closed_form(points: int, d_x: int, d_y: int, dim: int, width: int = 128, depth: int = 3):
+    """One replica's step products, written out: per tower, the forward of each layer, the
+    weight gradient of each, the input gradient of every layer but the first; the score
+    S = f gᵀ (points × points × D) and its two gradients."""
+
+    def tower(d_in):
+        dims = [d_in] + [width] * (depth - 1) + [dim]
+        layers = list(pairwise(dims))
+        fwd = sum(2 * points * i * o for i, o in layers)
+        return fwd + fwd + (fwd - 2 * points * d_in * width)
+
+    return tower(d_x) + tower(d_y) + 3 * 2 * points * points * dim
+
+
+@pytest.mark.parametrize(
+    "cell", ["gmm_samples_D2", "lcgm_samples_D8", "gmm_population_D2", "gmm_cosine_population_D2"]
+)
+def test_a_steps_recorded_products_are_its_work_in_closed_form(cell, job_settings):
+    import yaml
+
+    from crl_approx.training.loops import run_steps
+
+    cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    model, opt, step_loss, got_shape = step_anatomy.build_step(cell, 5)
+    points, d_x, d_y, dim = got_shape
+    lcgm = (cfg["lcgm"]["d_x"], cfg["lcgm"]["d_y"])
+    batch = (
+        cfg["train"]["batch_size"] if "samples" in cell else 2 * cfg["train"]["population_nodes"]
+    )
+    assert got_shape == (batch, *(lcgm if cell.startswith("lcgm") else (1, 1)), int(cell[-1]))
+    calls = step_anatomy.record_calls(lambda: run_steps(model, opt, step_loss, 1))
+    flops = sum(
+        step_anatomy.product_flops(name, args)
+        for name, _, args, _ in calls
+        if step_anatomy.kind_of(name) == "products"
+    )
+    replicas = len(cfg["seeds"])
+    assert flops == replicas * closed_form(points, d_x, d_y, dim)
+    counted, unneeded = step_anatomy.work_flops(got_shape, replicas, 128, 3)
+    assert flops == counted - unneeded
+    # one softmax per replica; one AdamW call for all (a list of every replica's own tensors)
+    names = [name for name, *_ in calls]
+    assert names.count("aten._softmax.default") == replicas
+    assert names.count("aten._fused_adamw_.default") == 1
+
+
+def test_a_recorded_call_keeps_its_arguments_as_they_were():
+    """An in-place call's arguments are copied before it runs, strides kept."""
+    a = torch.arange(6.0).reshape(2, 3).t()  # a transposed view
+
+    def f():
+        a.mul_(2.0)
+
+    ((name, _, args, _),) = step_anatomy.record_calls(f)
+    assert name.startswith("aten.mul_") and args[0].stride() == a.stride()
+    assert torch.equal(args[0], torch.arange(6.0).reshape(2, 3).t())
+    assert torch.equal(a, 2 * args[0])
+
+
+def test_the_job_floors_add_the_products_and_the_start():
+    """A job of 10 s limit at 40 GFLOP/s, the anatomy run at 50 GFLOP/s (its limit there 8 s):
+    products 1.1× and a 2 s import (0.25×) make a floor of 1.35×, leaving 0.15× below 1.5× for
+    a job of 14.4 s CPU, 1.8× that limit (0.45× spent beyond the floor)."""
+    from crl_approx.render.runrecord import job_floors
+
+    flop = {"peak_gflops": 40.0, "cells": [{"cell": "gmm_fresh_D2", "limit_s": 10.0}]}
+    flop["cells"][0]["job_cpu_s"] = 14.4
+    anatomy = {"peak_gflops": 50.0, "torch_import_cpu_s": 2.0}
+    anatomy["cells"] = [{"cell": "gmm_samples_D2", "products_over_limit": 1.1}]
+    (row,) = job_floors(flop, anatomy)
+    assert row["step"] == "gmm_samples_D2" and math.isclose(row["start"], 0.25)
+    assert math.isclose(row["floor"], 1.35) and math.isclose(row["left"], 0.15)
+    assert math.isclose(row["job"], 1.8) and math.isclose(row["spent"], 0.45)
+    assert job_floors({"peak_gflops": 1.0, "cells": [{"cell": "other"}]}, anatomy) == []
+
+
+def test_a_jobs_log_says_which_step_it_ran(tmp_path):
+    from crl_approx.render.runrecord import job_steps
+    from crl_approx.runtime import STEP_LINE
+
+    log = tmp_path / "job.log"
+    log.write_text(f"a\n2026-12-06 INFO {STEP_LINE.format(step='python (no ninja)')}\nb\n")
+    assert job_steps(log) == ["python (no ninja)"]
+    (tmp_path / "none.log").write_text("job cpu_s=1.0 startup_cpu_s=0.1\n")
+    assert job_steps(tmp_path / "none.log") == [] and job_steps(tmp_path / "missing") == []
