@@ -17,7 +17,10 @@ the clone is kept so its ``results/`` can serve as ``CRL_DEFAULT_RUN`` for the d
 With ``--configfile config/smoke.yaml --out benchmarks/smoke_run.json --dest /tmp/crl-smoke-run``
 the same for the smoke configuration (README's smoke time is generated from that record); with
 ``--target paper --out benchmarks/paper_run.json --dest /tmp/crl-paper-run`` the paper's own tables
-and figures only (README's time for ``snakemake --cores all paper``).
+and figures only (README's time for ``snakemake --cores all paper``). The record also says how full
+the run kept its cores (``occupancy``, from Snakemake's log: crl_approx.render.runrecord.occupancy);
+``--amend`` re-derives that from the run kept at ``--dest`` into the record at ``--out``, if the
+record is that run's (the same commit), without running anything.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 
 from crl_approx.render.html import cpu_name  # noqa: E402
 from crl_approx.render.reference import cpu_kernels  # noqa: E402
-from crl_approx.render.runrecord import job_times  # noqa: E402
+from crl_approx.render.runrecord import job_times, occupancy  # noqa: E402
 
 
 def main() -> None:
@@ -48,7 +51,11 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=REPO / "benchmarks" / "default_run.json")
     ap.add_argument("--configfile", help="a configfile on top of config/config.yaml")
     ap.add_argument("--target", help="a target rule (e.g. paper) instead of the default, all")
+    ap.add_argument("--amend", action="store_true", help="re-derive the log's fields, run nothing")
     args = ap.parse_args()
+    if args.amend:
+        amend(args.dest, args.out)
+        return
     command = ["snakemake", "--cores", "all"] + ([args.target] if args.target else [])
     command += ["--configfile", args.configfile] if args.configfile else []
 
@@ -93,6 +100,7 @@ def main() -> None:
         "rules": job_times(args.dest / "benchmarks"),
     }
     record |= native_record(args.dest)
+    record["occupancy"] = occupancy(log.read_text(), record["cores"])
     # the host's one-thread float32 matmul peak, after the run (nothing else runs): two hosts'
     # wall times differ by their speed as much as by the code
     from crl_approx.training.host import matmul_peak
@@ -103,6 +111,20 @@ def main() -> None:
     args.out.write_text(json.dumps(record, indent=1) + "\n")
     print(json.dumps({k: v for k, v in record.items() if k != "rules"}, indent=1))
     print(f"written {args.out}; run kept in {args.dest}")
+
+
+def amend(dest: Path, out: Path) -> None:
+    """The record at ``out`` with what it reads from the log of the run kept at ``dest``
+    (``occupancy``), if the record is that run's."""
+    record = json.loads(out.read_text())
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=dest, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    if commit != record["commit"]:
+        sys.exit(f"{dest} is a run of {commit[:7]}, the record {out} of {record['commit'][:7]}")
+    record["occupancy"] = occupancy((dest / "default_run.log").read_text(), record["cores"])
+    out.write_text(json.dumps(record, indent=1) + "\n")
+    print(json.dumps(record["occupancy"]))
 
 
 def native_record(dest: Path) -> dict:

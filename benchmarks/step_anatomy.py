@@ -227,7 +227,7 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(SCRIPTS))
     from crl_approx.render.html import cpu_name
     from crl_approx.training import native
-    from crl_approx.training.host import matmul_peak
+    from crl_approx.training.host import PEAK_N, matmul_peak
 
     train = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["train"]
     native.module()  # built before, untimed
@@ -265,6 +265,7 @@ def main(argv=None) -> int:
             "cpu": cpu_name(),
             "torch": torch.__version__,
             "peak_gflops": round(peak / 1e9, 1),
+            "peak_n": PEAK_N,  # the square product the peak is measured on
             "steps": args.steps,
             "load_before": round(load, 2),
             "torch_import_cpu_s": round(torch_import, 2),

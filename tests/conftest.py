@@ -16,6 +16,32 @@ SNAKEMAKE = shutil.which("snakemake") or "snakemake"
 TRAINING_LOG = Path("logs", "train_encoder", "gmm", "objective~samples", "score~inner", "dim~2.log")
 
 
+#: the hand-written steps' tests' model (test_manual_step.py, test_native_step.py): small, and with
+#: τ not a power of two, so 1/τ and τ/B round and a reordered scale would show
+STEP_TAU = 0.3
+STEP_TRAIN = {
+    "width": 32,
+    "depth": 3,
+    "lr": 3e-3,
+    "weight_decay": 1e-4,
+    "schedule": "cosine",
+    "score": "inner",
+    "cosine_scale": 1.7,
+    "cosine_scale_learnable": True,
+}
+
+
+def mixture_grid(nodes: int = 24):
+    """The default config's mixture on a population quadrature of ``nodes`` per component."""
+    import torch
+
+    from crl_approx.models.gmm import GaussianMixture
+    from crl_approx.training.evaluation import Grid
+
+    gmm = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["gmm"]
+    return Grid.from_mixture(GaussianMixture.from_config(gmm), nodes, torch.float32, "cpu")
+
+
 def wait_for_training(proc: subprocess.Popen, work: Path, epoch: int = 3, timeout: float = 300):
     """Wait until the run in ``work`` (snakemake as ``proc``) has trained to ``epoch``."""
     import time

@@ -11,6 +11,7 @@ import math
 import pytest
 import torch
 
+from conftest import STEP_TAU, STEP_TRAIN, mixture_grid
 from crl_approx.training.batches import pool_batches
 from crl_approx.training.loops import (
     batch_loss,
@@ -22,16 +23,7 @@ from crl_approx.training.loops import (
 )
 from crl_approx.training.towers import build_model
 
-#: not a power of two: 1/τ and τ/B round, so a reordered scale would show
-TAU = 0.3
-TRAIN = {
-    "width": 32,
-    "depth": 3,
-    "lr": 3e-3,
-    "weight_decay": 1e-4,
-    "schedule": "cosine",
-    "score": "inner",
-}
+TAU, TRAIN = STEP_TAU, STEP_TRAIN
 #: one step's gradient, per tower, relative to its norm: float32 rounding of a reordered sum
 GRAD_RTOL = 1e-5
 
@@ -130,7 +122,7 @@ def test_the_hand_written_step_is_the_default_for_either_score(monkeypatch):
     for score in ("inner", "cosine"):
         model = build_model([0], 1, 1, 2, TRAIN | {"score": score})
         assert hasattr(batch_loss(model, iter(()), 0.5), "weights")
-        assert hasattr(population_loss(model, _grid(), 0.5), "weights")
+        assert hasattr(population_loss(model, mixture_grid(), 0.5), "weights")
     monkeypatch.setenv("CRL_AUTOGRAD_STEP", "1")  # benchmarks/step_levers.py's autograd mode
     assert not hasattr(batch_loss(model, iter(()), 0.5), "weights")
 
@@ -161,21 +153,10 @@ def test_training_by_hand_follows_autograds_training(d_in, dim):
     assert max(float((a - b).norm() / a.norm()) for a, b in params) < 1e-2
 
 
-def _grid(nodes=24):
-    import yaml
-
-    from conftest import REPO
-    from crl_approx.models.gmm import GaussianMixture
-    from crl_approx.training.evaluation import Grid
-
-    gmm = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["gmm"]
-    return Grid.from_mixture(GaussianMixture.from_config(gmm), nodes, torch.float32, "cpu")
-
-
 @pytest.mark.parametrize("seeds", [[0], [0, 1, 2]])
 @pytest.mark.parametrize("dim", [1, 4])
 def test_the_hand_written_population_step_is_autograds_step_to_rounding(seeds, dim):
-    grid = _grid()
+    grid = mixture_grid()
     model = build_model(seeds, 1, 1, dim, TRAIN)
     auto_loss = population_loss(model, grid, TAU, by_hand=False)()
     auto_loss.sum().backward()
@@ -191,7 +172,7 @@ def test_the_hand_written_population_step_is_autograds_step_to_rounding(seeds, d
 
 
 def test_a_dropped_joint_term_is_far_outside_the_tolerance():
-    grid = _grid()
+    grid = mixture_grid()
     model = build_model([0], 1, 1, 2, TRAIN)
     population_loss(model, grid, TAU, by_hand=False)().sum().backward()
     auto = _grads(model)
@@ -305,7 +286,7 @@ def _cosine_steps(model, objective, x=None, y=None):
         auto_loss = in_batch_loss(model, x, y, TAU)
         step = batch_loss(model, iter([(x, y)]), TAU, by_hand=True)
     else:
-        grid = _grid()
+        grid = mixture_grid()
         auto_loss = population_loss(model, grid, TAU, by_hand=False)()
         step = population_loss(model, grid, TAU, by_hand=True)
     auto_loss.sum().backward()

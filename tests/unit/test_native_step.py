@@ -19,7 +19,7 @@ import time
 import pytest
 import torch
 
-from conftest import REPO
+from conftest import REPO, STEP_TAU, STEP_TRAIN, mixture_grid
 from crl_approx.runtime import STEP_LINE
 from crl_approx.training import native
 from crl_approx.training.batches import pool_batches
@@ -33,17 +33,7 @@ from crl_approx.training.manual import (
 )
 from crl_approx.training.towers import build_model
 
-TAU = 0.3
-TRAIN = {
-    "width": 32,
-    "depth": 3,
-    "lr": 3e-3,
-    "weight_decay": 1e-4,
-    "schedule": "cosine",
-    "score": "inner",
-    "cosine_scale": 1.7,
-    "cosine_scale_learnable": True,
-}
+TAU, TRAIN = STEP_TAU, STEP_TRAIN
 SCORES = {
     "inner": {},
     "cosine_learnt": {"score": "cosine"},
@@ -64,16 +54,6 @@ def compiled():
     return mod
 
 
-def _grid():
-    import yaml
-
-    from crl_approx.models.gmm import GaussianMixture
-    from crl_approx.training.evaluation import Grid
-
-    gmm = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["gmm"]
-    return Grid.from_mixture(GaussianMixture.from_config(gmm), 24, torch.float32, "cpu")
-
-
 def _train(objective, score, seeds, d_in, dim, compiled: bool, steps=12, depth=3):
     """``steps`` AdamW steps of the hand-written step, compiled or Python: (the losses per step,
     the validation losses, the sha256 of the final weights, the model)."""
@@ -92,7 +72,7 @@ def _train(objective, score, seeds, d_in, dim, compiled: bool, steps=12, depth=3
             return in_batch_step(weights, *next(batches), TAU)
 
     else:
-        grid = _grid()
+        grid = mixture_grid()
         gx, gy = (g.expand(len(seeds), *g.shape).contiguous() for g in (grid.x, grid.y))
         consts = PopulationConstants(grid, gx, gy, TAU)
 

@@ -111,3 +111,39 @@ def test_a_jobs_log_says_which_step_it_ran(tmp_path):
     assert job_steps(log) == ["python (no ninja)"]
     (tmp_path / "none.log").write_text("job cpu_s=1.0 startup_cpu_s=0.1\n")
     assert job_steps(tmp_path / "none.log") == [] and job_steps(tmp_path / "missing") == []
+
+
+def snakemake_log(events) -> str:
+    """A Snakemake log of (second, 'start'|'done', jobid, rule) events, in its own format."""
+    lines = []
+    for sec, what, jobid, rule in events:
+        lines.append(f"[Sun Dec  6 20:00:{sec:02d} 2026]")
+        if what == "start":
+            lines += [f"rule {rule}:", f"    output: results/{rule}.txt", f"    jobid: {jobid}"]
+        else:
+            lines.append(f"Finished jobid: {jobid} (Rule: {rule})")
+    return "\n".join(lines) + "\n"
+
+
+def test_occupancy_counts_the_seconds_each_number_of_jobs_ran():
+    """Two cores: a from 0 to 10 s, b from 0 to 4 s, c from 6 to 12 s, d from 14 to 15 s: both
+    cores busy in seconds 0-3 and 6-9 (8 s); one job in 4-5, 10-11 and 14 (5 s); none in 12-13
+    (2 s); the longest stretch short of two jobs is 10-14 (5 s: c, nothing, d)."""
+    from crl_approx.render.runrecord import occupancy
+
+    log = snakemake_log(
+        [
+            (0, "start", 1, "a"),
+            (0, "start", 2, "b"),
+            (4, "done", 2, "b"),
+            (6, "start", 3, "c"),
+            (10, "done", 1, "a"),
+            (12, "done", 3, "c"),
+            (14, "start", 4, "d"),
+            (15, "done", 4, "d"),
+        ]
+    )
+    got = occupancy(log, cores=2)
+    assert (got["full_s"], got["under_s"], got["idle_s"]) == (8, 5, 2)
+    assert got["stretch_s"] == 5 and got["stretch_rules"] == ["c", "d"]
+    assert occupancy(log, cores=1)["full_s"] == 13 and occupancy("", 2)["full_s"] == 0

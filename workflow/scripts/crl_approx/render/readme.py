@@ -36,7 +36,7 @@ from ..numerics.asymptotics import asymptotic_slope
 from ..numerics.smoothness import FLOOR_GRADIENT
 from . import dynamics, facts, glance, records, smoothness, study
 from .numbers import e, f, g, minsec, pct, pnum, pow10, protocol, reflow, span, thousands
-from .runrecord import flop_cells, job_times, run_table
+from .runrecord import anatomy_cells, flop_cells, job_floors, job_times, run_table
 from .verdicts import verdict
 
 REPO = Path(__file__).resolve().parents[4]
@@ -218,6 +218,7 @@ def environment() -> jinja2.Environment:
     env.globals |= {"glance": glance.glance, "lr_ratios": study.lr_ratios}
     env.globals |= {"budget_unresolved": study.budget_unresolved, "dynamics_facts": dynamics.says}
     env.globals |= {"dynamics_lcgm_facts": dynamics.lcgm_says, "flop_cells": flop_cells}
+    env.globals |= {"anatomy_cells": anatomy_cells, "job_floors": job_floors}
     env.globals |= {"records": records, "facts": facts}
     env.globals |= {"scale": lambda v, k: [k * float(x) for x in v]}
     return env

@@ -89,7 +89,11 @@ def quickstart(record: dict, goal_s: float = 900) -> dict:
     }
 
 
-def flop_floor(record: dict, bar: float = 1.5) -> dict | None:
+#: issue 35's bar: a job within this many times its FLOP limit
+FLOP_BAR = 1.5
+
+
+def flop_floor(record: dict, bar: float = FLOP_BAR) -> dict | None:
     """What the run would cost with its training at the FLOP limit (issue 35). The matmul work the
     training jobs counted (steps and validation, :func:`crl_approx.runtime.count_flops`) at the
     host's one-thread peak (``limit_s``), the CPU those parts took (``cpu_s``) and their ratio;

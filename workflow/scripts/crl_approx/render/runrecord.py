@@ -53,6 +53,52 @@ def job_steps(log_path: Path | str) -> list[str]:
     return [step.strip() for step in _log_lines(log_path, STEP_PATTERN)]
 
 
+_STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
+_RULE = re.compile(r"^(?:local)?rule (\w+):$")
+_JOBID = re.compile(r"^\s+jobid: (\d+)$")
+_DONE = re.compile(r"^Finished jobid: (\d+)")
+
+
+def occupancy(log_text: str, cores: int) -> dict:
+    """How full a run kept its cores, from Snakemake's log of it (its time stamps, to the
+    second): the seconds with at least ``cores`` jobs running, with fewer (and at least one) and
+    with none; and the longest stretch of seconds with fewer, and the rules that ran in it."""
+    import datetime as dt
+
+    now, rule, runs, started = None, None, {}, {}
+    for line in log_text.splitlines():
+        if m := _STAMP.match(line):
+            now = dt.datetime.strptime(" ".join(m.group(1).split()), "%a %b %d %H:%M:%S %Y")
+        elif m := _RULE.match(line):
+            rule = m.group(1)
+        elif (m := _JOBID.match(line)) and rule is not None:
+            started[m.group(1)], rule = (now, rule), None
+        elif (m := _DONE.match(line)) and m.group(1) in started:
+            begin, name = started.pop(m.group(1))
+            runs[m.group(1)] = (begin, now, name)
+    if not runs:
+        return {"full_s": 0, "under_s": 0, "idle_s": 0, "stretch_s": 0, "stretch_rules": []}
+    t0 = min(b for b, _, _ in runs.values())
+    span = int((max(e for _, e, _ in runs.values()) - t0).total_seconds())
+    busy = [[] for _ in range(span)]
+    for begin, end, name in runs.values():
+        for k in range(int((begin - t0).total_seconds()), int((end - t0).total_seconds())):
+            busy[k].append(name)
+    stretch, run = [], []
+    for names in [*busy, [None] * cores]:  # a full second closes the last stretch
+        if len(names) < cores:
+            run.append(names)
+        else:
+            stretch, run = max(stretch, run, key=len), []
+    return {
+        "full_s": sum(len(names) >= cores for names in busy),
+        "under_s": sum(0 < len(names) < cores for names in busy),
+        "idle_s": sum(not names for names in busy),
+        "stretch_s": len(stretch),
+        "stretch_rules": sorted({n for names in stretch for n in names}),
+    }
+
+
 def job_times(root: Path | str) -> dict:
     """Per rule, from Snakemake's benchmark files under ``root``: jobs, job time (the sum of the
     ``s`` column), the longest job, and every job's time keyed by its benchmark path; and from
@@ -189,13 +235,28 @@ def flop_cells(record: dict) -> list[dict]:
 ANATOMY_OF = {"gmm_fresh_D2": "gmm_samples_D2", "digits_K5_D5": "digits_samples_D5"}
 
 
-def job_floors(flop: dict, anatomy: dict) -> list[dict]:
+def anatomy_cells(record: dict) -> list[dict]:
+    """The step-anatomy record's cells (benchmarks/step_anatomy.json) with the step's time less
+    its softmax's, in units of the step's limit (what a softmax that cost nothing would leave),
+    and whether the cell's objective is the sampled one."""
+    return [
+        c
+        | {"without_softmax": (c["step_ms"] - c["alone_ms"]["softmax"]) / c["limit_ms"]}
+        | {"sampled": "_samples_" in c["cell"]}
+        for c in record["cells"]
+    ]
+
+
+def job_floors(flop: dict, anatomy: dict, bar: float | None = None) -> list[dict]:
     """Per FLOP-limit cell (benchmarks/flop_limit.json), what no job of it can go below, in units
     of its limit (benchmarks/step_anatomy.json): its step's products alone at this host's speed
     for their shapes (validation's products, forward only, taken at the same ratio) plus a fresh
     interpreter importing torch; the job's limit, and its CPU against it, rescaled to the anatomy
-    run's peak. ``left`` is what 1.5× leaves for everything else the job does; ``spent`` what it
-    spends on it now."""
+    run's peak. ``left`` is what ``bar`` × the limit (issue 35's, records.FLOP_BAR) leaves for
+    everything else the job does; ``spent`` what it spends on it now."""
+    from .records import FLOP_BAR
+
+    bar = FLOP_BAR if bar is None else bar
     steps = {c["cell"]: c for c in anatomy["cells"]}
     out = []
     for c in flop["cells"]:
@@ -213,8 +274,11 @@ def job_floors(flop: dict, anatomy: dict) -> list[dict]:
                 "start": start,
                 "floor": floor,
                 "job": c["job_cpu_s"] / limit,
-                "left": 1.5 - floor,
+                "bar": bar,
+                "left": bar - floor,
                 "spent": c["job_cpu_s"] / limit - floor,
+                # the share of ``spent`` that the bar asks to cut (0 when the job is within it)
+                "cut": max(0.0, 1 - (bar - floor) / (c["job_cpu_s"] / limit - floor)),
             }
         )
     return out

@@ -28,7 +28,11 @@ def configure_threads(threads: int, device: torch.device) -> None:
         torch.use_deterministic_algorithms(True)
 
 
-def matmul_peak(n: int = 2048, reps: int = 5) -> float:
+#: the size of the square product whose speed is the host's peak (n³)
+PEAK_N = 2048
+
+
+def matmul_peak(n: int = PEAK_N, reps: int = 5) -> float:
     """The host's best one-thread float32 FLOP/s on an n³ matmul (sets one thread): what a
     FLOP limit divides by, and what tells two hosts' timings apart."""
     import time
