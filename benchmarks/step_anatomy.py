@@ -14,16 +14,17 @@ interpreter at one thread, with the step the jobs run (compiled where it builds)
    until a block of repeats lasts ``--block-ms``, the best of 3 blocks, less what a call costs
    with nothing to compute (``aten.alias`` of a scalar, timed the same way: the dispatch from
    Python); summed per kind: what each kind's kernels cost at their own shapes on a warm cache.
-   The rest of the step (its ~300 other calls, the dispatch of all) is the step less these.
+   The rest of the step (its other calls, the dispatch of all) is the step less these.
 
 The limit of a step is its matmul work as ``flop_limit.py`` counts it (three forward passes of
 every replica) at this host's one-thread float32 matmul peak, measured in the same run. The
 recorded products' own FLOPs must equal that count less the first layers' input gradients, which
 the count includes and no step computes (exit 1 otherwise). So ``products alone / limit`` is what
 the step would cost if it computed nothing but its products, each at the speed this host's BLAS
-reaches on its shape: the floor under any step that issues these products through ATen. The
+reaches on its shape at one thread (best case: warm caches, the best of 3 blocks): an estimate of
+the floor under a step that issues these products through ATen. The
 record also holds what a job pays before its first step whatever it trains: a fresh interpreter
-importing torch (CPU of the child, median of 3). Nothing else should run on the host.
+importing torch (CPU of the child, the least of 3). Nothing else should run on the host.
 
     python3 benchmarks/step_anatomy.py [--steps 200] [--block-ms 20]
                                        [--out benchmarks/step_anatomy.json]
@@ -36,7 +37,6 @@ import datetime as dt
 import json
 import os
 import resource
-import statistics
 import subprocess
 import sys
 import time
@@ -74,11 +74,14 @@ def product_flops(name: str, args) -> int:
 
 
 def copy_args(value):
-    """A copy of a call's arguments: tensors with their sizes and strides (a fresh storage), the
-    rest as they are."""
+    """A copy of a call's arguments: tensors with their sizes and strides (a fresh storage; a
+    tensor whose elements share memory, e.g. an expanded one, as a contiguous clone), the rest as
+    they are."""
     import torch
 
     if isinstance(value, torch.Tensor):
+        if any(st == 0 and n > 1 for st, n in zip(value.stride(), value.shape, strict=True)):
+            return value.clone(memory_format=torch.contiguous_format)
         out = torch.empty_strided(value.shape, value.stride(), dtype=value.dtype)
         return out.copy_(value)
     if isinstance(value, list | tuple):
@@ -110,8 +113,9 @@ def cpu_s() -> float:
 
 
 def time_alone(func, args, kwargs, block_s: float) -> float:
-    """The best CPU seconds of one call on its own arguments: repeats in blocks of at least
-    ``block_s`` (the count from a first timing), the best of 3 blocks. An in-place call repeats
+    """The best CPU seconds of one call on its own arguments: repeats in blocks meant to last
+    ``block_s`` (the count from one first timing, at most 10,000), the best of 3 blocks. An
+    in-place call repeats
     on the same copy (its cost does not depend on the values: denormals are flushed, as in a
     job)."""
     func(*args, **kwargs)
@@ -143,9 +147,11 @@ def child(cell: str, steps: int, block_ms: float) -> dict:
 
     call_s = time_alone(torch.ops.aten.alias.default, (torch.zeros(()),), {}, block_ms / 1e3)
     alone = dict.fromkeys(KINDS, 0.0)
+    counts = dict.fromkeys((*KINDS, "rest"), 0)
     flops = 0
     for name, func, args, kwargs in calls:
         kind = kind_of(name)
+        counts[kind] += 1
         if kind != "rest":
             alone[kind] += max(0.0, time_alone(func, args, kwargs, block_ms / 1e3) - call_s)
         if kind == "products":
@@ -160,6 +166,7 @@ def child(cell: str, steps: int, block_ms: float) -> dict:
         "alone_ms": {k: 1e3 * v for k, v in alone.items()},
         "call_us": 1e6 * call_s,
         "calls": len(calls),
+        "counts": counts,  # calls per kind
         "product_flops": flops,
     }
 
@@ -175,14 +182,15 @@ def work_flops(shape, replicas: int, width: int, depth: int) -> tuple[float, flo
 
 
 def import_cpu_s(repeats: int = 3) -> float:
-    """CPU seconds of a fresh interpreter that imports torch (the child's user + system)."""
+    """CPU seconds of a fresh interpreter that imports torch (the child's user + system), the
+    least of ``repeats``."""
     runs = []
     for _ in range(repeats):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         subprocess.run([sys.executable, "-c", "import torch"], check=True)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         runs.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-    return statistics.median(runs)
+    return min(runs)
 
 
 def row_of(meas: dict, peak: float, width: int, depth: int) -> dict:
@@ -198,6 +206,7 @@ def row_of(meas: dict, peak: float, width: int, depth: int) -> dict:
         "cell": meas["cell"],
         "compiled": meas["compiled"],
         "calls": meas["calls"],
+        "counts": meas["counts"],
         "call_us": round(meas["call_us"], 2),
         "limit_ms": round(limit_ms, 3),
         "step_ms": round(meas["step_ms"], 3),

@@ -4,13 +4,14 @@ exactly the work flop_limit.py counts less what no step computes, in closed form
 add up as stated."""
 
 import math
+import subprocess
 import sys
 from itertools import pairwise
 
 import pytest
 import torch
 
-from conftest import REPO
+from conftest import REPO, SNAKEMAKE
 
 sys.path.insert(0, str(REPO / "benchmarks"))
 
@@ -41,21 +42,33 @@ def closed_form(points: int, d_x: int, d_y: int, dim: int, width: int = 128, dep
 
 
 @pytest.mark.parametrize(
-    "cell", ["gmm_samples_D2", "lcgm_samples_D8", "gmm_population_D2", "gmm_cosine_population_D2"]
+    "cell",
+    [
+        "gmm_samples_D2",
+        "gmm_cosine_samples_D2",
+        "lcgm_samples_D8",
+        "digits_samples_D5",
+        "gmm_population_D2",
+        "gmm_cosine_population_D2",
+    ],
 )
 def test_a_steps_recorded_products_are_its_work_in_closed_form(cell, job_settings):
     import yaml
 
+    from crl_approx.training import native
     from crl_approx.training.loops import run_steps
 
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     model, opt, step_loss, got_shape = step_anatomy.build_step(cell, 5)
     points, d_x, d_y, dim = got_shape
-    lcgm = (cfg["lcgm"]["d_x"], cfg["lcgm"]["d_y"])
-    batch = (
-        cfg["train"]["batch_size"] if "samples" in cell else 2 * cfg["train"]["population_nodes"]
-    )
-    assert got_shape == (batch, *(lcgm if cell.startswith("lcgm") else (1, 1)), int(cell[-1]))
+    world = cell.split("_")[0]
+    d_in = {"lcgm": (cfg["lcgm"]["d_x"], cfg["lcgm"]["d_y"]), "digits": (64, 64)}.get(world, (1, 1))
+    batch = {"digits": cfg["digits"]["batch_size"]}.get(world, cfg["train"]["batch_size"])
+    if "population" in cell:
+        batch = 2 * cfg["train"]["population_nodes"]
+    assert got_shape == (batch, *d_in, int(cell[-1]))
+    # the step the jobs run: compiled where it builds (the recorder sees its calls from C++)
+    assert (step_loss.weights.native is not None) == (native.module() is not None)
     calls = step_anatomy.record_calls(lambda: run_steps(model, opt, step_loss, 1))
     flops = sum(
         step_anatomy.product_flops(name, args)
@@ -86,19 +99,30 @@ def test_a_recorded_call_keeps_its_arguments_as_they_were():
 
 
 def test_the_job_floors_add_the_products_and_the_start():
-    """A job of 10 s limit at 40 GFLOP/s, the anatomy run at 50 GFLOP/s (its limit there 8 s):
-    products 1.1× and a 2 s import (0.25×) make a floor of 1.35×, leaving 0.15× below 1.5× for
-    a job of 14.4 s CPU, 1.8× that limit (0.45× spent beyond the floor)."""
+    """A job of 10 s limit and 18 s CPU (1.8×) whose step's products alone are 1.1× their limit
+    (another run's ratio, taken as it is): a 2 s import (0.2×; less than the job's own 2.5 s
+    outside its parts) makes a floor of 1.3×, leaving 0.2× below 1.5× where the job spends
+    0.5×: the bar asks to cut 0.3 of 0.5. Where the job's own outside CPU is less than the
+    import measured apart, it is the floor's; a job under the bar is asked to cut nothing, and
+    one under its floor (an estimate) too."""
     from crl_approx.render.runrecord import job_floors
 
-    flop = {"peak_gflops": 40.0, "cells": [{"cell": "gmm_fresh_D2", "limit_s": 10.0}]}
-    flop["cells"][0]["job_cpu_s"] = 14.4
+    cell = {"cell": "gmm_fresh_D2", "limit_s": 10.0, "job_cpu_s": 18.0}
+    cell |= {"startup_cpu_s": 0.5, "other_cpu_s": 2.0}
+    flop = {"peak_gflops": 40.0, "cells": [cell]}
     anatomy = {"peak_gflops": 50.0, "torch_import_cpu_s": 2.0}
     anatomy["cells"] = [{"cell": "gmm_samples_D2", "products_over_limit": 1.1}]
     (row,) = job_floors(flop, anatomy)
-    assert row["step"] == "gmm_samples_D2" and math.isclose(row["start"], 0.25)
-    assert math.isclose(row["floor"], 1.35) and math.isclose(row["left"], 0.15)
-    assert math.isclose(row["job"], 1.8) and math.isclose(row["spent"], 0.45)
+    assert row["step"] == "gmm_samples_D2" and math.isclose(row["start"], 0.2)
+    assert math.isclose(row["floor"], 1.3) and math.isclose(row["left"], 0.2)
+    assert math.isclose(row["job"], 1.8) and math.isclose(row["spent"], 0.5)
+    assert math.isclose(row["cut"], 0.6) and row["bar"] == 1.5
+    (row,) = job_floors({**flop, "cells": [cell | {"other_cpu_s": 0.5}]}, anatomy)
+    assert math.isclose(row["start"], 0.1)
+    (row,) = job_floors({**flop, "cells": [cell | {"job_cpu_s": 14.0}]}, anatomy)
+    assert row["cut"] == 0.0
+    (row,) = job_floors({**flop, "cells": [cell | {"job_cpu_s": 12.0}]}, anatomy)
+    assert row["spent"] < 0 and row["cut"] == 0.0
     assert job_floors({"peak_gflops": 1.0, "cells": [{"cell": "other"}]}, anatomy) == []
 
 
@@ -114,36 +138,65 @@ def test_a_jobs_log_says_which_step_it_ran(tmp_path):
 
 
 def snakemake_log(events) -> str:
-    """A Snakemake log of (second, 'start'|'done', jobid, rule) events, in its own format."""
+    """A Snakemake log of (second, what, jobid, rule) events in its own format (Snakemake 9:
+    local rules, checkpoints; a failed job's error block)."""
     lines = []
     for sec, what, jobid, rule in events:
         lines.append(f"[Sun Dec  6 20:00:{sec:02d} 2026]")
-        if what == "start":
-            lines += [f"rule {rule}:", f"    output: results/{rule}.txt", f"    jobid: {jobid}"]
+        if what in ("rule", "localrule", "localcheckpoint"):
+            lines += [f"{what} {rule}:", f"    output: results/{rule}.txt", f"    jobid: {jobid}"]
+            lines.append("    resources: tmpdir=/tmp")
+        elif what == "error":
+            lines += [f"Error in rule {rule}:", "    message: None", f"    jobid: {jobid}"]
         else:
-            lines.append(f"Finished jobid: {jobid} (Rule: {rule})")
+            lines += [f"Finished jobid: {jobid} (Rule: {rule})", "1 of 4 steps (25%) done"]
     return "\n".join(lines) + "\n"
 
 
 def test_occupancy_counts_the_seconds_each_number_of_jobs_ran():
-    """Two cores: a from 0 to 10 s, b from 0 to 4 s, c from 6 to 12 s, d from 14 to 15 s: both
-    cores busy in seconds 0-3 and 6-9 (8 s); one job in 4-5, 10-11 and 14 (5 s); none in 12-13
-    (2 s); the longest stretch short of two jobs is 10-14 (5 s: c, nothing, d)."""
+    """Two cores: a from 0 to 10 s, b from 0 to 4 s, c (a checkpoint) from 6 to 12 s, d from 14
+    s until its error at 15 s: both cores busy in seconds 0-3 and 6-9 (8 s); one job in 4-5,
+    10-11 and 14 (5 s); none in 12-13 (2 s); the longest stretch short of two jobs is 10-14
+    (5 s: c, nothing, d)."""
     from crl_approx.render.runrecord import occupancy
 
     log = snakemake_log(
         [
-            (0, "start", 1, "a"),
-            (0, "start", 2, "b"),
+            (0, "localrule", 1, "a"),
+            (0, "rule", 2, "b"),
             (4, "done", 2, "b"),
-            (6, "start", 3, "c"),
+            (6, "localcheckpoint", 3, "c"),
             (10, "done", 1, "a"),
             (12, "done", 3, "c"),
-            (14, "start", 4, "d"),
-            (15, "done", 4, "d"),
+            (14, "rule", 4, "d"),
+            (15, "error", 4, "d"),
         ]
     )
     got = occupancy(log, cores=2)
     assert (got["full_s"], got["under_s"], got["idle_s"]) == (8, 5, 2)
     assert got["stretch_s"] == 5 and got["stretch_rules"] == ["c", "d"]
     assert occupancy(log, cores=1)["full_s"] == 13 and occupancy("", 2)["full_s"] == 0
+
+
+def test_occupancy_reads_a_real_snakemake_log(tmp_path):
+    """Snakemake itself, two cores: a local rule of 1 s beside a checkpoint that fails after 2 s
+    (-k). The stamps are to the second, so the run spans 2 or 3 of them, at least one with both
+    jobs running (the failed checkpoint counts until its error is logged), none idle."""
+    from crl_approx.render.runrecord import occupancy
+
+    (tmp_path / "Snakefile").write_text(
+        "rule all:\n    input: 'a.txt', 'b.txt'\n"
+        "rule a:\n    output: 'a.txt'\n    shell: 'sleep 1; touch {output}'\n"
+        "checkpoint b:\n    output: 'b.txt'\n    shell: 'sleep 2; exit 1'\n"
+    )
+    proc = subprocess.run(
+        [SNAKEMAKE, "--cores", "2", "-k", "--nolock"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode != 0 and "Error in rule b" in proc.stderr + proc.stdout
+    got = occupancy(proc.stderr + proc.stdout, cores=2)
+    assert got["full_s"] >= 1 and got["full_s"] + got["under_s"] in (2, 3)
+    assert got["idle_s"] == 0 and set(got["stretch_rules"]) <= {"a", "b"}

@@ -54,7 +54,8 @@ def job_steps(log_path: Path | str) -> list[str]:
 
 
 _STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
-_RULE = re.compile(r"^(?:local)?rule (\w+):$")
+_RULE = re.compile(r"^(?:local)?(?:rule|checkpoint) (\w+):$")
+_ERROR = re.compile(r"^Error in rule (\w+):$")
 _JOBID = re.compile(r"^\s+jobid: (\d+)$")
 _DONE = re.compile(r"^Finished jobid: (\d+)")
 
@@ -65,14 +66,20 @@ def occupancy(log_text: str, cores: int) -> dict:
     with none; and the longest stretch of seconds with fewer, and the rules that ran in it."""
     import datetime as dt
 
-    now, rule, runs, started = None, None, {}, {}
+    now, rule, failed, runs, started = None, None, False, {}, {}
     for line in log_text.splitlines():
         if m := _STAMP.match(line):
             now = dt.datetime.strptime(" ".join(m.group(1).split()), "%a %b %d %H:%M:%S %Y")
         elif m := _RULE.match(line):
-            rule = m.group(1)
-        elif (m := _JOBID.match(line)) and rule is not None:
-            started[m.group(1)], rule = (now, rule), None
+            rule, failed = m.group(1), False
+        elif m := _ERROR.match(line):  # a failed job ends where its error is logged
+            rule, failed = None, True
+        elif m := _JOBID.match(line):
+            if rule is not None:
+                started[m.group(1)], rule = (now, rule), None
+            elif failed and m.group(1) in started:
+                begin, name = started.pop(m.group(1))
+                runs[m.group(1)], failed = (begin, now, name), False
         elif (m := _DONE.match(line)) and m.group(1) in started:
             begin, name = started.pop(m.group(1))
             runs[m.group(1)] = (begin, now, name)
@@ -248,12 +255,14 @@ def anatomy_cells(record: dict) -> list[dict]:
 
 
 def job_floors(flop: dict, anatomy: dict, bar: float | None = None) -> list[dict]:
-    """Per FLOP-limit cell (benchmarks/flop_limit.json), what no job of it can go below, in units
-    of its limit (benchmarks/step_anatomy.json): its step's products alone at this host's speed
-    for their shapes (validation's products, forward only, taken at the same ratio) plus a fresh
-    interpreter importing torch; the job's limit, and its CPU against it, rescaled to the anatomy
-    run's peak. ``left`` is what ``bar`` × the limit (issue 35's, records.FLOP_BAR) leaves for
-    everything else the job does; ``spent`` what it spends on it now."""
+    """Per FLOP-limit cell (benchmarks/flop_limit.json), an estimate of what no job of it goes
+    below, in units of its limit: its step's products alone at this host's speed for their
+    shapes (benchmarks/step_anatomy.json; validation's products, forward only, taken at the same
+    ratio) plus what importing torch costs: the anatomy run's fresh interpreter or the job's own
+    CPU outside its code's parts (start-up and the rest), whichever is less. Each ratio is
+    within its own run (the products' in the anatomy run, the job's in the FLOP-limit run).
+    ``left`` is what ``bar`` × the limit (issue 35's, records.FLOP_BAR) leaves above the floor;
+    ``spent`` what the job spends there now; ``cut`` the share of it the bar asks to go."""
     from .records import FLOP_BAR
 
     bar = FLOP_BAR if bar is None else bar
@@ -263,9 +272,10 @@ def job_floors(flop: dict, anatomy: dict, bar: float | None = None) -> list[dict
         step = steps.get(ANATOMY_OF.get(c["cell"], c["cell"]))
         if step is None:
             continue
-        limit = c["limit_s"] * flop["peak_gflops"] / anatomy["peak_gflops"]
-        start = anatomy["torch_import_cpu_s"] / limit
+        outside = c["startup_cpu_s"] + c["other_cpu_s"]
+        start = min(anatomy["torch_import_cpu_s"], outside) / c["limit_s"]
         floor = step["products_over_limit"] + start
+        job = c["job_cpu_s"] / c["limit_s"]
         out.append(
             {
                 "cell": c["cell"],
@@ -273,12 +283,11 @@ def job_floors(flop: dict, anatomy: dict, bar: float | None = None) -> list[dict
                 "products": step["products_over_limit"],
                 "start": start,
                 "floor": floor,
-                "job": c["job_cpu_s"] / limit,
+                "job": job,
                 "bar": bar,
                 "left": bar - floor,
-                "spent": c["job_cpu_s"] / limit - floor,
-                # the share of ``spent`` that the bar asks to cut (0 when the job is within it)
-                "cut": max(0.0, 1 - (bar - floor) / (c["job_cpu_s"] / limit - floor)),
+                "spent": job - floor,
+                "cut": max(0.0, job - bar) / (job - floor) if job > floor else 0.0,
             }
         )
     return out
