@@ -10,11 +10,13 @@ interpreter at one thread, with the step the jobs run (compiled where it builds)
    warm-up: what the step costs;
 2. one step's ATen calls, recorded as they are dispatched (a ``TorchDispatchMode``: the compiled
    step's calls from C++ too), each with a copy of its arguments, strides kept;
-3. each recorded matrix product, softmax and AdamW call timed alone on those copies: repeated
-   until a block of repeats lasts ``--block-ms``, the best of 3 blocks, less what a call costs
-   with nothing to compute (``aten.alias`` of a scalar, timed the same way: the dispatch from
-   Python); summed per kind: what each kind's kernels cost at their own shapes on a warm cache.
-   The rest of the step (its other calls, the dispatch of all) is the step less these.
+3. each recorded call timed alone on those copies: repeated until a block of repeats lasts
+   ``--block-ms``, the best of 3 blocks, less what a call costs with nothing to compute
+   (``aten.alias`` of a scalar, timed the same way: the dispatch from Python); summed per kind
+   (matrix products, softmax, AdamW, the rest): what each kind's kernels cost at their own
+   shapes on a warm cache. The rest of the step is the step less the first three kinds; of it,
+   its calls alone and, beyond them, what the step pays around every call (the dispatch from
+   C++, the caches between calls). The rest's five costliest ATen names are recorded.
 
 The limit of a step is its matmul work as ``flop_limit.py`` counts it (three forward passes of
 every replica) at this host's one-thread float32 matmul peak, measured in the same run. The
@@ -146,16 +148,20 @@ def child(cell: str, steps: int, block_ms: float) -> dict:
     import torch
 
     call_s = time_alone(torch.ops.aten.alias.default, (torch.zeros(()),), {}, block_ms / 1e3)
-    alone = dict.fromkeys(KINDS, 0.0)
+    alone = dict.fromkeys((*KINDS, "rest"), 0.0)
     counts = dict.fromkeys((*KINDS, "rest"), 0)
+    by_name: dict[str, float] = {}  # the rest's calls alone, per ATen name
     flops = 0
     for name, func, args, kwargs in calls:
         kind = kind_of(name)
         counts[kind] += 1
-        if kind != "rest":
-            alone[kind] += max(0.0, time_alone(func, args, kwargs, block_ms / 1e3) - call_s)
+        took = max(0.0, time_alone(func, args, kwargs, block_ms / 1e3) - call_s)
+        alone[kind] += took
+        if kind == "rest":
+            by_name[name] = by_name.get(name, 0.0) + took
         if kind == "products":
             flops += product_flops(name, args)
+    top = sorted(by_name.items(), key=lambda kv: -kv[1])[:5]
     weights = getattr(step_loss, "weights", None)
     return {
         "cell": cell,
@@ -167,6 +173,7 @@ def child(cell: str, steps: int, block_ms: float) -> dict:
         "call_us": 1e6 * call_s,
         "calls": len(calls),
         "counts": counts,  # calls per kind
+        "rest_top_ms": {name: 1e3 * took for name, took in top},
         "product_flops": flops,
     }
 
@@ -201,7 +208,8 @@ def row_of(meas: dict, peak: float, width: int, depth: int) -> dict:
             f"{counted:.0f} less {unneeded:.0f} (first-layer input gradients)"
         )
     limit_ms = 1e3 * counted / peak
-    alone = meas["alone_ms"]
+    alone = {k: v for k, v in meas["alone_ms"].items() if k != "rest"}
+    rest = meas["step_ms"] - sum(alone.values())
     return {
         "cell": meas["cell"],
         "compiled": meas["compiled"],
@@ -211,8 +219,13 @@ def row_of(meas: dict, peak: float, width: int, depth: int) -> dict:
         "limit_ms": round(limit_ms, 3),
         "step_ms": round(meas["step_ms"], 3),
         "alone_ms": {k: round(v, 3) for k, v in alone.items()},
-        # the step's other calls and the dispatch of all: the step less the kernels timed alone
-        "rest_ms": round(meas["step_ms"] - sum(alone.values()), 3),
+        # the step's other calls and the dispatch of all: the step less the kernels timed alone;
+        # of it, the other calls alone (their kernels and outputs) and what the step pays beyond
+        # every call alone (the dispatch from C++, caches between calls)
+        "rest_ms": round(rest, 3),
+        "rest_alone_ms": round(meas["alone_ms"]["rest"], 3),
+        "beyond_ms": round(rest - meas["alone_ms"]["rest"], 3),
+        "rest_top_ms": {k: round(v, 3) for k, v in meas["rest_top_ms"].items()},
         "products_gflops": round(meas["product_flops"] / alone["products"] / 1e6, 1),
         "products_over_limit": round(alone["products"] / limit_ms, 2),
         "step_over_limit": round(meas["step_ms"] / limit_ms, 2),
@@ -258,7 +271,8 @@ def main(argv=None) -> int:
             f"({row['step_over_limit']:.2f}x)  alone: products {a['products']:.2f} ms "
             f"({row['products_over_limit']:.2f}x, {row['products_gflops']} GFLOP/s), softmax "
             f"{a['softmax']:.2f}, AdamW {a['adamw']:.2f}; the rest {row['rest_ms']:.2f} ms "
-            f"({row['calls']} calls; a call {row['call_us']:.1f} us)",
+            f"({row['counts']['rest']} calls alone {row['rest_alone_ms']:.2f}, beyond "
+            f"{row['beyond_ms']:.2f}; a call {row['call_us']:.1f} us)",
             flush=True,
         )
     print(

@@ -200,3 +200,23 @@ def test_occupancy_reads_a_real_snakemake_log(tmp_path):
     got = occupancy(proc.stderr + proc.stdout, cores=2)
     assert got["full_s"] >= 1 and got["full_s"] + got["under_s"] in (2, 3)
     assert got["idle_s"] == 0 and set(got["stretch_rules"]) <= {"a", "b"}
+
+
+def test_a_row_splits_the_step_and_refuses_a_wrong_count():
+    """One replica of a 1-D-input tower pair: a step of 10 ms whose products took 4 ms alone,
+    softmax 1, AdamW 0.5 and its other calls 2.5 leaves a rest of 4.5 ms, 2 ms of it beyond the
+    calls alone; a product count off the work model by one FLOP stops the benchmark."""
+    shape, width, depth = (8, 1, 1, 2), 4, 3
+    counted, unneeded = step_anatomy.work_flops(shape, 1, width, depth)
+    meas = {"cell": "x", "compiled": True, "calls": 9, "counts": {}, "call_us": 3.0}
+    meas |= {"shape": shape, "replicas": 1, "step_ms": 10.0, "rest_top_ms": {"aten.sum": 1.0}}
+    meas["alone_ms"] = {"products": 4.0, "softmax": 1.0, "adamw": 0.5, "rest": 2.5}
+    meas["product_flops"] = int(counted - unneeded)
+    peak = counted / 5e-3  # the limit is 5 ms
+    row = step_anatomy.row_of(meas, peak, width, depth)
+    assert math.isclose(row["limit_ms"], 5.0) and math.isclose(row["rest_ms"], 4.5)
+    assert math.isclose(row["rest_alone_ms"], 2.5) and math.isclose(row["beyond_ms"], 2.0)
+    assert row["products_over_limit"] == 0.8 and row["step_over_limit"] == 2.0
+    assert set(row["alone_ms"]) == {"products", "softmax", "adamw"}
+    with pytest.raises(SystemExit, match="first-layer input gradients"):
+        step_anatomy.row_of(meas | {"product_flops": meas["product_flops"] + 1}, peak, width, depth)
