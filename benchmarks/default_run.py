@@ -62,9 +62,7 @@ def main() -> None:
     if args.dest.exists():
         shutil.rmtree(args.dest)
     subprocess.run(["git", "clone", "-q", str(REPO), str(args.dest)], check=True)
-    commit = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=args.dest, check=True, capture_output=True, text=True
-    ).stdout.strip()
+    commit = head_commit(args.dest)
     log = args.dest / "default_run.log"
     # the compiled step's build, paid inside the run as on a new machine (not this host's cache)
     native_dir = args.dest / ".native-cache"
@@ -113,13 +111,17 @@ def main() -> None:
     print(f"written {args.out}; run kept in {args.dest}")
 
 
+def head_commit(clone: Path) -> str:
+    return subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=clone, check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
 def amend(dest: Path, out: Path) -> None:
     """The record at ``out`` with what it reads from the log of the run kept at ``dest``
     (``occupancy``), if the record is that run's."""
     record = json.loads(out.read_text())
-    commit = subprocess.run(
-        ["git", "rev-parse", "HEAD"], cwd=dest, check=True, capture_output=True, text=True
-    ).stdout.strip()
+    commit = head_commit(dest)
     if commit != record["commit"]:
         sys.exit(f"{dest} is a run of {commit[:7]}, the record {out} of {record['commit'][:7]}")
     record["occupancy"] = occupancy((dest / "default_run.log").read_text(), record["cores"])

@@ -35,7 +35,7 @@ import yaml
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 
-from crl_approx.render.html import cpu_name  # noqa: E402
+from crl_approx.render.html import cpu_name, git_state  # noqa: E402
 from crl_approx.render.runrecord import job_cpu, job_flops, job_phases, job_steps  # noqa: E402
 from crl_approx.training import native  # noqa: E402
 from crl_approx.training.host import matmul_peak  # noqa: E402
@@ -111,6 +111,18 @@ def work(kind: str, metrics: dict, cfg: dict) -> dict:
     return {"steps": steps, "step_flops": SEEDS * step * steps, "val_flops": SEEDS * val_flops}
 
 
+def record_head(peak: float) -> dict:
+    """What a benchmark record of this checkout and host begins with: the date, HEAD's commit,
+    the CPU, torch, and the one-thread float32 matmul peak measured in the same run."""
+    return {
+        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d"),
+        "commit": git_state(REPO)["commit"],
+        "cpu": cpu_name(),
+        "torch": torch.__version__,
+        "peak_gflops": round(peak / 1e9, 1),
+    }
+
+
 def snakemake(dest: Path, *args: str) -> str:
     cmd = ["snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(dest), *args]
     proc = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
@@ -180,14 +192,7 @@ def main() -> None:
             f"start-up {r['startup_cpu_s']:.1f} s, {r['phase_cpu_s']}, other {r['other_cpu_s']} s",
             flush=True,
         )
-    record = {
-        "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d"),
-        "commit": subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True
-        ).stdout.strip(),
-        "cpu": cpu_name(),
-        "torch": torch.__version__,
-        "peak_gflops": round(peak / 1e9, 1),
+    record = record_head(peak) | {
         # the step every job logged it ran: "compiled", "python (…)", or "mixed"
         "step": rows[0]["step"] if len({r["step"] for r in rows}) == 1 else "mixed",
         "cells": rows,

@@ -35,7 +35,6 @@ importing torch (CPU of the child, the least of 3). Nothing else should run on t
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import os
 import resource
@@ -117,9 +116,8 @@ def cpu_s() -> float:
 def time_alone(func, args, kwargs, block_s: float) -> float:
     """The best CPU seconds of one call on its own arguments: repeats in blocks meant to last
     ``block_s`` (the count from one first timing, at most 10,000), the best of 3 blocks. An
-    in-place call repeats
-    on the same copy (its cost does not depend on the values: denormals are flushed, as in a
-    job)."""
+    in-place call repeats on the same copy (its cost does not depend on the values: denormals are
+    flushed, as in a job)."""
     func(*args, **kwargs)
     t = time.process_time()
     func(*args, **kwargs)
@@ -243,11 +241,10 @@ def main(argv=None) -> int:
     if args.child:
         print(json.dumps(child(args.child, args.steps, args.block_ms)))
         return 0
-    import torch
     import yaml
+    from flop_limit import record_head
 
     sys.path.insert(0, str(SCRIPTS))
-    from crl_approx.render.html import cpu_name
     from crl_approx.training import native
     from crl_approx.training.host import PEAK_N, matmul_peak
 
@@ -280,14 +277,7 @@ def main(argv=None) -> int:
         f"a fresh interpreter that imports torch: {torch_import:.2f} s"
     )
     if args.out:
-        record = {
-            "date": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d"),
-            "commit": subprocess.run(
-                ["git", "rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True
-            ).stdout.strip(),
-            "cpu": cpu_name(),
-            "torch": torch.__version__,
-            "peak_gflops": round(peak / 1e9, 1),
+        record = record_head(peak) | {
             "peak_n": PEAK_N,  # the square product the peak is measured on
             "steps": args.steps,
             "load_before": round(load, 2),

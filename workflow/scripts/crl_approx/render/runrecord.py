@@ -10,6 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from .html import benchmark_rows
+from .records import FLOP_BAR
 
 
 def _log_lines(log_path: Path | str, pattern) -> list:
@@ -254,7 +255,7 @@ def anatomy_cells(record: dict) -> list[dict]:
     ]
 
 
-def job_floors(flop: dict, anatomy: dict, bar: float | None = None) -> list[dict]:
+def job_floors(flop: dict, anatomy: dict, bar: float = FLOP_BAR) -> list[dict]:
     """Per FLOP-limit cell (benchmarks/flop_limit.json), an estimate of what no job of it goes
     below, in units of its limit: its step's products alone at this host's speed for their
     shapes (benchmarks/step_anatomy.json; validation's products, forward only, taken at the same
@@ -263,9 +264,6 @@ def job_floors(flop: dict, anatomy: dict, bar: float | None = None) -> list[dict
     within its own run (the products' in the anatomy run, the job's in the FLOP-limit run).
     ``left`` is what ``bar`` × the limit (issue 35's, records.FLOP_BAR) leaves above the floor;
     ``spent`` what the job spends there now; ``cut`` the share of it the bar asks to go."""
-    from .records import FLOP_BAR
-
-    bar = FLOP_BAR if bar is None else bar
     steps = {c["cell"]: c for c in anatomy["cells"]}
     out = []
     for c in flop["cells"]:
