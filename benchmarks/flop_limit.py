@@ -174,6 +174,7 @@ def main() -> None:
                 "rule": rule,
                 "steps": flops["steps"],
                 "limit_s": round(limit, 2),
+                "step_limit_s": round(step_limit, 2),  # the steps' part (the rest: validation)
                 "job_cpu_s": round(cpu, 2),
                 "job_wall_s": round(wall, 2),
                 "startup_cpu_s": round(startup, 2),

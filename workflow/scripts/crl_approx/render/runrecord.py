@@ -259,11 +259,13 @@ def job_floors(flop: dict, anatomy: dict, bar: float = FLOP_BAR) -> list[dict]:
     """Per FLOP-limit cell (benchmarks/flop_limit.json), an estimate of what no job of it goes
     below, in units of its limit: its step's products alone at this host's speed for their
     shapes (benchmarks/step_anatomy.json; validation's products, forward only, taken at the same
-    ratio) plus what importing torch costs: the anatomy run's fresh interpreter or the job's own
-    CPU outside its code's parts (start-up and the rest), whichever is less. Each ratio is
-    within its own run (the products' in the anatomy run, the job's in the FLOP-limit run).
+    ratio), its step's AdamW call alone (over the steps' share of the limit: validation updates
+    nothing), plus what importing torch costs: the anatomy run's fresh interpreter or the job's
+    own CPU outside its code's parts (start-up and the rest), whichever is less. Each ratio is
+    within its own run (the step's calls in the anatomy run, the job's in the FLOP-limit run).
     ``left`` is what ``bar`` × the limit (issue 35's, records.FLOP_BAR) leaves above the floor;
-    ``spent`` what the job spends there now; ``cut`` the share of it the bar asks to go."""
+    ``spent`` what the job spends there now; ``cut`` the share of it the bar asks to go, None
+    where the floor is at or above the bar (``over``: no cut reaches it)."""
     steps = {c["cell"]: c for c in anatomy["cells"]}
     out = []
     for c in flop["cells"]:
@@ -272,20 +274,26 @@ def job_floors(flop: dict, anatomy: dict, bar: float = FLOP_BAR) -> list[dict]:
             continue
         outside = c["startup_cpu_s"] + c["other_cpu_s"]
         start = min(anatomy["torch_import_cpu_s"], outside) / c["limit_s"]
-        floor = step["products_over_limit"] + start
+        share = c.get("step_limit_s", c["limit_s"]) / c["limit_s"]  # the steps' part of the limit
+        adamw = step["alone_ms"]["adamw"] / step["limit_ms"] * share
+        floor = step["products_over_limit"] + adamw + start
         job = c["job_cpu_s"] / c["limit_s"]
+        over = floor >= bar
+        cut = None if over else max(0.0, job - bar) / (job - floor) if job > floor else 0.0
         out.append(
             {
                 "cell": c["cell"],
                 "step": step["cell"],
                 "products": step["products_over_limit"],
+                "adamw": adamw,
                 "start": start,
                 "floor": floor,
                 "job": job,
                 "bar": bar,
                 "left": bar - floor,
                 "spent": job - floor,
-                "cut": max(0.0, job - bar) / (job - floor) if job > floor else 0.0,
+                "over": over,
+                "cut": cut,
             }
         )
     return out
