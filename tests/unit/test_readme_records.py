@@ -83,13 +83,18 @@ def test_the_quick_start_totals():
 def test_the_flop_floor_of_a_run():
     # two training rules counted 4e12 and 2e12 FLOP of steps and validation; at 50 GFLOP/s that is
     # 120 s of work, which took 300 s of CPU (2.5x); the run took 600 s on 2 cores, so at the
-    # limit it saves (300 - 120) / 2 = 90 s of wall time, at 1.5x the limit (300 - 180) / 2 = 60 s
+    # limit it saves (300 - 120) / 2 = 90 s of wall time, at 1.5x the limit (300 - 180) / 2 = 60 s;
+    # without the 300 s the run takes 600 - 150 = 450 s: train_a's 15 s outside its counted parts
+    # and the probe's 50 s, and 40 s of job time beyond the jobs' own 365 s of CPU
     record = {
         "cores": 2,
         "peak_gflops": 50.0,
         "wall_s": 600.0,
+        "job_s": 405.0,
+        "job_cpu_s": 365.0,
         "rules": {
             "train_a": {
+                "cpu_s": 215.0,
                 "flop": {"steps": 3e12, "validation": 1e12},
                 "flop_cpu_s": 200.0,
                 "phase_cpu_s": {"steps": 180.0, "validation": 20.0, "evaluation": 9.0},
@@ -109,6 +114,13 @@ def test_the_flop_floor_of_a_run():
     assert f["at_limit_s"] == pytest.approx(600 - 90)
     assert f["at_bar_s"] == pytest.approx(600 - 60)
     assert f["alone_s"] == pytest.approx(120 / 2)
+    assert f["rest_s"] == pytest.approx(450) and f["at_limit_s"] == pytest.approx(450 + 60)
+    assert f["outside_cpu_s"] == pytest.approx(65) and f["off_cpu_s"] == pytest.approx(40)
+    assert [(o["rule"], o["cpu_s"]) for o in f["outside"]] == [
+        ("probe", 50),
+        ("train_a", 15),
+        ("train_b", 0),
+    ]
     assert records.flop_floor(RECORD) is None  # a record without the counts
     # a training rule that ran steps without counting them (an old log) is refused, by name
     partial = {**record, "rules": {**record["rules"], "train_c": {"phase_cpu_s": {"steps": 5.0}}}}

@@ -101,6 +101,10 @@ def flop_floor(record: dict, bar: float = FLOP_BAR) -> dict | None:
     and ``at_bar_s`` at ``bar`` times the limit): an estimate that keeps the run's other costs,
     its jobs' time off the CPU included, and assumes every core reaches the one-thread peak at
     once; and that work alone at the limit over the cores (``alone_s``), a floor for the run.
+    What the run takes apart from that CPU (``rest_s``: the wall time less it over the cores, so
+    ``at_limit_s`` is ``rest_s`` + ``alone_s``): every rule's CPU outside its counted parts
+    (``outside_cpu_s``; ``outside``, the three largest by rule) and the job time beyond the jobs'
+    own CPU (``off_cpu_s``, where the record has both).
     None for a record without counts; an error for one whose training rules counted only in part
     (a rule with ``uncounted_jobs``, or a step loop's CPU without a count)."""
     rules = record.get("rules", {})
@@ -118,6 +122,12 @@ def flop_floor(record: dict, bar: float = FLOP_BAR) -> dict | None:
     limit = flop / (record["peak_gflops"] * 1e9)
     cpu = sum(r["flop_cpu_s"] for r in counted.values())
     cores = record["cores"]
+    outside = {
+        k: r.get("cpu_s", r.get("flop_cpu_s", 0.0)) - r.get("flop_cpu_s", 0.0)
+        for k, r in rules.items()
+    }
+    top = sorted(outside.items(), key=lambda kv: -kv[1])[:3]
+    off = record["job_s"] - record["job_cpu_s"] if {"job_s", "job_cpu_s"} <= record.keys() else None
     return {
         "tflop": flop / 1e12,
         "limit_s": limit,
@@ -127,6 +137,10 @@ def flop_floor(record: dict, bar: float = FLOP_BAR) -> dict | None:
         "alone_s": limit / cores,
         "at_limit_s": record["wall_s"] - (cpu - limit) / cores,
         "at_bar_s": record["wall_s"] - (cpu - bar * limit) / cores,
+        "rest_s": record["wall_s"] - cpu / cores,
+        "outside_cpu_s": sum(outside.values()),
+        "outside": [{"rule": k, "cpu_s": v} for k, v in top],
+        "off_cpu_s": off,
     }
 
 
