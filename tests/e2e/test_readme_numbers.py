@@ -309,27 +309,37 @@ def test_the_cross_machine_tolerance_admits_seed_noise_and_not_more(run):
     for moved in moves:
         with pytest.raises(AssertionError):
             agree(rows[8][2], moved, sd, n, same=False)
-    # one seed diverged: 40 seed sd above the others (the sd inflates ~23x, past the F bound's 14x)
-    diverged = np.array([mean - sd, mean + sd, mean + 40 * sd])
+    # one seed diverged: 40 seed sd above the others (the sd inflates ~23x, past the F bound's 14x),
+    # in the larger of README's sd and the run's (another host's run may have the smaller spread)
+    big = max(sd, numbers(rows[8][2])[1][0])
+    diverged = np.array([mean - big, mean + big, mean + 40 * big])
     with pytest.raises(AssertionError, match="sd ratio"):
         agree(rows[8][2], diverged.mean(), diverged.std(ddof=1), 3, same=False)
 
 
-def test_readmes_result_figure_is_the_runs_own():
+def test_readmes_result_figure_is_the_runs_own(same):
     """docs/excess_vs_d.svg, shown in README, is the default run's figure, byte for byte (copied
-    by `crl_approx.render.readme --write`)."""
+    by `crl_approx.render.readme --write`); another host's run draws its own."""
     from crl_approx.render import readme
 
+    if not same:
+        pytest.skip("another host's run: its figure plots another draw of the training numbers")
     run = Path(os.environ["CRL_DEFAULT_RUN"]) / "results" / "figures" / "excess_vs_d.svg"
     assert readme.README_FIGURE.read_bytes() == run.read_bytes()
 
 
-def test_the_default_run_agrees_with_the_committed_reference():
+def test_the_default_run_agrees_with_the_committed_reference(same):
     """The comparison command on the default run: every cell of the reference record agrees (on
-    the reference's host and training code the numbers are the same)."""
+    the reference's host and training code the numbers are the same). Another host's run has
+    every table and column, and every cell kept with a seed sd agrees within the command's seed
+    tolerance; the other trained cells are another draw and differ beyond rounding."""
     import json
 
     from crl_approx.render import reference
 
     record = json.loads(reference.RECORD.read_text())
-    assert reference.compare(Path(os.environ["CRL_DEFAULT_RUN"]), record) == []
+    rows = reference.compare(Path(os.environ["CRL_DEFAULT_RUN"]), record)
+    if same:
+        assert rows == []
+    else:
+        assert [r for r in rows if "problem" in r or "seed sd" in r["basis"]] == []
