@@ -47,11 +47,18 @@ def test_the_same_steps_give_the_same_bits_with_either_allocator(cell):
         # happens to settle during the warm-up (and with the setting are ~0 either way). 150 steps:
         # a few hundred one-off faults in the measured call, spread over 30 steps, were measured at
         # 14.5 per step against the default's 145 (a flaky 10x bar); over 150 steps, 0.3-3.2 per
-        # step with the setting against 187-254 without (3 runs each)
-        default = steps(cell, True, autograd=True, n=150)
+        # step with the setting against 187-254 without (3 runs each). glibc's default settles in
+        # some runs even on autograd's step (one CI run of 1.19.0's host measured 14.8 per step,
+        # five others 202-414), which leaves the comparison without power: the default is tried
+        # up to three times for a run that faults, and the setting must remove 90 % of its faults
+        faults = []
+        for _ in range(3):
+            faults.append(steps(cell, True, autograd=True, n=150)["faults_per_step"])
+            if faults[-1] > 50:
+                break
+        assert faults[-1] > 50, f"glibc's default allocator did not fault in 3 runs: {faults}"
         configured = steps(cell, False, autograd=True, n=150)
-        assert default["faults_per_step"] > 50
-        assert configured["faults_per_step"] < default["faults_per_step"] / 10
+        assert configured["faults_per_step"] < faults[-1] / 10
 
 
 def test_the_floor_gives_the_same_table_with_either_allocator():

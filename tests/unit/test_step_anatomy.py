@@ -100,39 +100,42 @@ def test_a_recorded_call_keeps_its_arguments_as_they_were():
 
 def test_the_job_floors_add_the_products_adamw_and_the_start():
     """A job of 10 s limit (8 s of it its steps', the rest validation's) and 18 s CPU (1.8×)
-    whose step's products alone are 1.1× their limit and AdamW alone 0.05× (another run's
-    ratios, taken as they are; AdamW only over the steps' 0.8 of the limit: 0.04×): a 2 s
+    whose step's products alone are 1.1× their limit (2.2 of 2 ms) and AdamW alone 0.05× (another
+    run's ratios, taken as they are; AdamW only over the steps' 0.8 of the limit: 0.04×): a 2 s
     import (0.2×; less than the job's own 2.5 s outside its parts) makes a floor of 1.34×,
     leaving 0.16× below 1.5× where the job spends 0.46×: the bar asks to cut 0.3 of 0.46. Where
-    the job's own outside CPU is less than the import measured apart, it is the floor's; a job
-    under the bar is asked to cut nothing, and one under its floor (an estimate) too; a floor
-    at or above the bar is marked, with no cut."""
+    any job of the run spent less outside its code than the import measured apart, that is the
+    import (each job imports torch there); a job under the bar is asked to cut nothing, and one
+    under its floor (an estimate) too; a floor at or above the bar is marked, with no cut."""
     from crl_approx.render.runrecord import job_floors
 
     cell = {"cell": "gmm_fresh_D2", "limit_s": 10.0, "step_limit_s": 8.0, "job_cpu_s": 18.0}
     cell |= {"startup_cpu_s": 0.5, "other_cpu_s": 2.0}
     flop = {"peak_gflops": 40.0, "cells": [cell]}
     anatomy = {"peak_gflops": 50.0, "torch_import_cpu_s": 2.0}
-    step = {"cell": "gmm_samples_D2", "products_over_limit": 1.1, "limit_ms": 2.0}
-    anatomy["cells"] = [step | {"alone_ms": {"adamw": 0.1}}]
+    step = {"cell": "gmm_samples_D2", "limit_ms": 2.0}
+    anatomy["cells"] = [step | {"alone_ms": {"products": 2.2, "adamw": 0.1}}]
     (row,) = job_floors(flop, anatomy)
     assert row["step"] == "gmm_samples_D2" and math.isclose(row["start"], 0.2)
-    assert math.isclose(row["adamw"], 0.04) and math.isclose(row["floor"], 1.34)
-    assert math.isclose(row["left"], 0.16) and not row["over"]
+    assert math.isclose(row["products"], 1.1) and math.isclose(row["adamw"], 0.04)
+    assert math.isclose(row["floor"], 1.34) and math.isclose(row["left"], 0.16)
+    assert not row["over"] and row["import_s"] == 2.0
     assert math.isclose(row["job"], 1.8) and math.isclose(row["spent"], 0.46)
     assert math.isclose(row["cut"], 0.3 / 0.46) and row["bar"] == 1.5
-    (row,) = job_floors({**flop, "cells": [cell | {"other_cpu_s": 0.5}]}, anatomy)
-    assert math.isclose(row["start"], 0.1)
+    # another job of the run spent 1 s outside its code: the import costs at most that, for all
+    other = {**cell, "cell": "other", "startup_cpu_s": 0.2, "other_cpu_s": 0.8}
+    (row,) = job_floors({**flop, "cells": [cell, other]}, anatomy)
+    assert math.isclose(row["start"], 0.1) and math.isclose(row["floor"], 1.24)
     (row,) = job_floors({**flop, "cells": [cell | {"job_cpu_s": 14.0}]}, anatomy)
     assert row["cut"] == 0.0
     (row,) = job_floors({**flop, "cells": [cell | {"job_cpu_s": 13.0}]}, anatomy)
     assert row["spent"] < 0 and row["cut"] == 0.0
-    slow = {**anatomy, "cells": [step | {"products_over_limit": 1.3, "alone_ms": {"adamw": 0.1}}]}
+    slow = {**anatomy, "cells": [step | {"alone_ms": {"products": 2.6, "adamw": 0.1}}]}
     (row,) = job_floors(flop, slow)  # 1.3 + 0.04 + 0.2 = 1.54: over the bar, no cut reaches it
     assert row["over"] and row["cut"] is None and math.isclose(row["left"], -0.04)
     (row,) = job_floors(flop, slow, bar=1.6)
     assert not row["over"] and math.isclose(row["cut"], 0.2 / 0.26)
-    assert job_floors({"peak_gflops": 1.0, "cells": [{"cell": "other"}]}, anatomy) == []
+    assert job_floors({"peak_gflops": 1.0, "cells": [{"cell": "other"} | other]}, anatomy) == []
 
 
 def test_a_jobs_log_says_which_step_it_ran(tmp_path):

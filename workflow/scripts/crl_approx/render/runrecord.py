@@ -257,26 +257,29 @@ def anatomy_cells(record: dict) -> list[dict]:
 
 def job_floors(flop: dict, anatomy: dict, bar: float = FLOP_BAR) -> list[dict]:
     """Per FLOP-limit cell (benchmarks/flop_limit.json), an estimate of what no job of it goes
-    below, in units of its limit: its step's products alone at this host's speed for their
-    shapes (benchmarks/step_anatomy.json; validation's products, forward only, taken at the same
-    ratio), its step's AdamW call alone (over the steps' share of the limit: validation updates
-    nothing), plus what importing torch costs: the anatomy run's fresh interpreter or the job's
-    own CPU outside its code's parts (start-up and the rest), whichever is less. Each ratio is
-    within its own run (the step's calls in the anatomy run, the job's in the FLOP-limit run).
-    ``left`` is what ``bar`` × the limit (issue 35's, records.FLOP_BAR) leaves above the floor;
-    ``spent`` what the job spends there now; ``cut`` the share of it the bar asks to go, None
-    where the floor is at or above the bar (``over``: no cut reaches it)."""
+    below with the step's calls as they are, in units of its limit: its step's products alone at
+    this host's speed for their shapes and layouts (benchmarks/step_anatomy.json; validation's
+    products, forward only, taken at the same ratio), its step's AdamW call alone (over the
+    steps' share of the limit: validation updates nothing), plus what importing torch costs: the
+    least of the anatomy run's fresh interpreter and of every FLOP-limit job's own CPU outside
+    its code's parts (start-up and the rest; each job imports torch there). The step's calls are
+    the anatomy run's, the job's CPU and limit the FLOP-limit run's. ``left`` is what ``bar`` ×
+    the limit (issue 35's, records.FLOP_BAR) leaves above the floor; ``spent`` what the job
+    spends there now; ``cut`` the share of it the bar asks to go, None where this estimate of the
+    floor is at or above the bar (``over``)."""
     steps = {c["cell"]: c for c in anatomy["cells"]}
+    outside = [c["startup_cpu_s"] + c["other_cpu_s"] for c in flop["cells"]]
+    import_s = min([anatomy["torch_import_cpu_s"], *outside])
     out = []
     for c in flop["cells"]:
         step = steps.get(ANATOMY_OF.get(c["cell"], c["cell"]))
         if step is None:
             continue
-        outside = c["startup_cpu_s"] + c["other_cpu_s"]
-        start = min(anatomy["torch_import_cpu_s"], outside) / c["limit_s"]
+        start = import_s / c["limit_s"]
         share = c.get("step_limit_s", c["limit_s"]) / c["limit_s"]  # the steps' part of the limit
+        products = step["alone_ms"]["products"] / step["limit_ms"]
         adamw = step["alone_ms"]["adamw"] / step["limit_ms"] * share
-        floor = step["products_over_limit"] + adamw + start
+        floor = products + adamw + start
         job = c["job_cpu_s"] / c["limit_s"]
         over = floor >= bar
         cut = None if over else max(0.0, job - bar) / (job - floor) if job > floor else 0.0
@@ -284,8 +287,9 @@ def job_floors(flop: dict, anatomy: dict, bar: float = FLOP_BAR) -> list[dict]:
             {
                 "cell": c["cell"],
                 "step": step["cell"],
-                "products": step["products_over_limit"],
+                "products": products,
                 "adamw": adamw,
+                "import_s": import_s,
                 "start": start,
                 "floor": floor,
                 "job": job,
