@@ -67,11 +67,21 @@ def kind_of(name: str) -> str:
     return next((k for k, names in KINDS.items() if name in names), "rest")
 
 
+#: a product with a side this short or shorter is narrow (the D-wide ones, a 1-d input's layer)
+NARROW = 8
+
+
 def product_flops(name: str, args) -> int:
     """2·m·k·n of a recorded product: mm(a, b), addmm(bias, a, b), bmm(a, b) (times the batch)."""
     a, b = (args[1], args[2]) if name == "aten.addmm.default" else (args[0], args[1])
     batch = a.shape[0] if a.dim() == 3 else 1
     return 2 * batch * a.shape[-2] * a.shape[-1] * b.shape[-1]
+
+
+def is_narrow(name: str, args) -> bool:
+    """Whether a recorded product has a side (m, k or n) of at most NARROW."""
+    a, b = (args[1], args[2]) if name == "aten.addmm.default" else (args[0], args[1])
+    return min(a.shape[-2], a.shape[-1], b.shape[-1]) <= NARROW
 
 
 def copy_args(value):
@@ -150,6 +160,7 @@ def child(cell: str, steps: int, block_ms: float) -> dict:
     counts = dict.fromkeys((*KINDS, "rest"), 0)
     by_name: dict[str, float] = {}  # the rest's calls alone, per ATen name
     flops = 0
+    narrow = {"ms": 0.0, "flops": 0}  # the narrow products' share
     for name, func, args, kwargs in calls:
         kind = kind_of(name)
         counts[kind] += 1
@@ -159,6 +170,9 @@ def child(cell: str, steps: int, block_ms: float) -> dict:
             by_name[name] = by_name.get(name, 0.0) + took
         if kind == "products":
             flops += product_flops(name, args)
+            if is_narrow(name, args):
+                narrow["ms"] += 1e3 * took
+                narrow["flops"] += product_flops(name, args)
     top = sorted(by_name.items(), key=lambda kv: -kv[1])[:5]
     weights = getattr(step_loss, "weights", None)
     return {
@@ -173,6 +187,7 @@ def child(cell: str, steps: int, block_ms: float) -> dict:
         "counts": counts,  # calls per kind
         "rest_top_ms": {name: 1e3 * took for name, took in top},
         "product_flops": flops,
+        "narrow": narrow,
     }
 
 
@@ -226,6 +241,9 @@ def row_of(meas: dict, peak: float, width: int, depth: int) -> dict:
         "rest_top_ms": {k: round(v, 3) for k, v in meas["rest_top_ms"].items()},
         "products_gflops": round(meas["product_flops"] / alone["products"] / 1e6, 1),
         "products_over_limit": round(alone["products"] / limit_ms, 2),
+        # products with a side of at most NARROW: their share of the products' time and FLOPs
+        "narrow_time_share": round(meas["narrow"]["ms"] / alone["products"], 3),
+        "narrow_flop_share": round(meas["narrow"]["flops"] / meas["product_flops"], 4),
         "step_over_limit": round(meas["step_ms"] / limit_ms, 2),
     }
 
@@ -279,6 +297,7 @@ def main(argv=None) -> int:
     if args.out:
         record = record_head(peak) | {
             "peak_n": PEAK_N,  # the square product the peak is measured on
+            "narrow_side": NARROW,
             "steps": args.steps,
             "load_before": round(load, 2),
             "torch_import_cpu_s": round(torch_import, 2),

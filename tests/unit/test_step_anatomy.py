@@ -214,6 +214,19 @@ def test_occupancy_reads_a_real_snakemake_log(tmp_path):
     assert got["idle_s"] == 0 and set(got["stretch_rules"]) <= {"a", "b"}
 
 
+def test_a_narrow_product_has_a_side_of_at_most_eight():
+    """The score product of a D = 2 step and a 1-d input's first layer are narrow; the hidden
+    128-wide layers and the LCGM's 16-d first layer are not (addmm's bias is not a side)."""
+    import torch
+
+    e = torch.empty
+    assert step_anatomy.is_narrow("aten.mm.default", (e(512, 2), e(2, 512)))
+    assert step_anatomy.is_narrow("aten.addmm.default", (e(512), e(512, 1), e(1, 128)))
+    assert step_anatomy.is_narrow("aten.mm.default", (e(8, 512), e(512, 128)))
+    assert not step_anatomy.is_narrow("aten.mm.default", (e(512, 128), e(128, 128)))
+    assert not step_anatomy.is_narrow("aten.addmm.default", (e(2), e(512, 16), e(16, 128)))
+
+
 def test_a_row_splits_the_step_and_refuses_a_wrong_count():
     """One replica of a 1-D-input tower pair: a step of 10 ms whose products took 4 ms alone,
     softmax 1, AdamW 0.5 and its other calls 2.5 leaves a rest of 4.5 ms, 2 ms of it beyond the
@@ -224,8 +237,12 @@ def test_a_row_splits_the_step_and_refuses_a_wrong_count():
     meas |= {"shape": shape, "replicas": 1, "step_ms": 10.0, "rest_top_ms": {"aten.sum": 1.0}}
     meas["alone_ms"] = {"products": 4.0, "softmax": 1.0, "adamw": 0.5, "rest": 2.5}
     meas["product_flops"] = int(counted - unneeded)
+    meas["narrow"] = {"ms": 1.0, "flops": meas["product_flops"] // 8}
     peak = counted / 5e-3  # the limit is 5 ms
     row = step_anatomy.row_of(meas, peak, width, depth)
+    assert row["narrow_time_share"] == 0.25 and math.isclose(
+        row["narrow_flop_share"], 0.125, abs_tol=1e-4
+    )
     assert math.isclose(row["limit_ms"], 5.0) and math.isclose(row["rest_ms"], 4.5)
     assert math.isclose(row["rest_alone_ms"], 2.5) and math.isclose(row["beyond_ms"], 2.0)
     assert row["products_over_limit"] == 0.8 and row["step_over_limit"] == 2.0
