@@ -71,16 +71,21 @@ def kind_of(name: str) -> str:
 NARROW = 8
 
 
+def operands(name: str, args) -> tuple:
+    """The two factors of a recorded product: mm(a, b), addmm(bias, a, b), bmm(a, b)."""
+    return (args[1], args[2]) if name == "aten.addmm.default" else (args[0], args[1])
+
+
 def product_flops(name: str, args) -> int:
-    """2·m·k·n of a recorded product: mm(a, b), addmm(bias, a, b), bmm(a, b) (times the batch)."""
-    a, b = (args[1], args[2]) if name == "aten.addmm.default" else (args[0], args[1])
+    """2·m·k·n of a recorded product (times the batch of a bmm)."""
+    a, b = operands(name, args)
     batch = a.shape[0] if a.dim() == 3 else 1
     return 2 * batch * a.shape[-2] * a.shape[-1] * b.shape[-1]
 
 
 def is_narrow(name: str, args) -> bool:
     """Whether a recorded product has a side (m, k or n) of at most NARROW."""
-    a, b = (args[1], args[2]) if name == "aten.addmm.default" else (args[0], args[1])
+    a, b = operands(name, args)
     return min(a.shape[-2], a.shape[-1], b.shape[-1]) <= NARROW
 
 
@@ -169,10 +174,11 @@ def child(cell: str, steps: int, block_ms: float) -> dict:
         if kind == "rest":
             by_name[name] = by_name.get(name, 0.0) + took
         if kind == "products":
-            flops += product_flops(name, args)
+            work = product_flops(name, args)
+            flops += work
             if is_narrow(name, args):
                 narrow["ms"] += 1e3 * took
-                narrow["flops"] += product_flops(name, args)
+                narrow["flops"] += work
     top = sorted(by_name.items(), key=lambda kv: -kv[1])[:5]
     weights = getattr(step_loss, "weights", None)
     return {
