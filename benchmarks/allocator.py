@@ -5,8 +5,8 @@ default allocator (CRL_DEFAULT_ALLOCATOR=1) and with the setting every job makes
 thread, the default config's settings (the floor at ``--dims``, the spectrum at ``--beta``).
 
 Prints per cell and mode the child's CPU seconds (user and system, getrusage), its minor page
-faults, the CPU ratio default / setting, and whether the two tables are bitwise equal (they must
-be: exit 1 otherwise). Nothing else should run on the host.
+faults, its peak resident memory, the CPU ratio default / setting, and whether the two tables are
+bitwise equal (they must be: exit 1 otherwise). Nothing else should run on the host.
 
     python3 benchmarks/allocator.py [--beta 0.5] [--dims 1,2] [--repeats 2]
                                     [--out benchmarks/allocator.json]
@@ -58,16 +58,9 @@ def child(cell: str, beta: float, dims: list[int], overrides: dict) -> dict:
         "user_s": after.ru_utime - before.ru_utime,
         "sys_s": after.ru_stime - before.ru_stime,
         "faults": after.ru_minflt - before.ru_minflt,
+        "max_rss_mib": after.ru_maxrss / 1024,  # the process's peak resident memory
         "table_sha256": digest,
     }
-
-
-def mmap_threshold_mib() -> int:
-    """The largest block the setting keeps in the heap (crl_approx.runtime.ALLOCATOR), MiB."""
-    sys.path.insert(0, str(SCRIPTS))
-    from crl_approx.runtime import ALLOCATOR, M_MMAP_THRESHOLD
-
-    return ALLOCATOR[M_MMAP_THRESHOLD] >> 20
 
 
 def run_child(cell: str, default: bool, beta: float, dims: list[int], overrides: dict) -> dict:
@@ -106,7 +99,6 @@ def main(argv=None) -> int:
         "beta": a.beta,
         "dims": dims,
         "repeats": a.repeats,
-        "mmap_threshold_mib": mmap_threshold_mib(),
         "overrides": overrides,
         "cells": {},
     }
@@ -122,6 +114,7 @@ def main(argv=None) -> int:
                 "cpu_s": statistics.median(r["user_s"] + r["sys_s"] for r in rs),
                 "sys_s": statistics.median(r["sys_s"] for r in rs),
                 "faults": statistics.median(r["faults"] for r in rs),
+                "max_rss_mib": statistics.median(r["max_rss_mib"] for r in rs),
             }
         shas = {r["table_sha256"] for rs in runs.values() for r in rs}
         row["bitwise_equal"] = len(shas) == 1

@@ -187,4 +187,4 @@ def test_every_job_sets_the_allocator_unless_told_not_to(tmp_path, monkeypatch, 
     if default == "1":
         assert not calls and "allocator: glibc's default" in text
     else:
-        assert calls == [1] and "allocator: heap up to 32 MiB, kept" in text
+        assert calls == [1] and f"allocator: {runtime.ALLOCATOR_LINE}" in text

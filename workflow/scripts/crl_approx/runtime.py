@@ -108,22 +108,26 @@ def cpu_seconds() -> tuple[float, float]:
     return me.ru_utime + kids.ru_utime, me.ru_stime + kids.ru_stime
 
 
-#: glibc's mallopt parameters (malloc.h) and the values every job sets: every block up to
-#: 32 MiB (glibc's largest mmap threshold on 64-bit) from the heap, never returned to the system
-#: between steps (trim and top pad far above a job's working set)
-M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3
-ALLOCATOR = {M_MMAP_THRESHOLD: 32 << 20, M_TRIM_THRESHOLD: 1 << 30, M_TOP_PAD: 64 << 20}
+#: glibc's mallopt parameters (malloc.h) and the values every job sets: no block is a fresh mmap,
+#: whatever its size (M_MMAP_MAX 0; by default a block above the mmap threshold, at most 32 MiB on
+#: 64-bit, is one), and what is freed stays in the heap for the next allocation (trim and top pad
+#: far above a job's working set)
+M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_MAX = -1, -2, -4
+ALLOCATOR = {M_MMAP_MAX: 0, M_TRIM_THRESHOLD: 1 << 30, M_TOP_PAD: 64 << 20}
+#: what a job's log says of the setting
+ALLOCATOR_LINE = "every block from the heap, kept"
 
 
 def configure_allocator() -> bool:
     """Keep a job's freshly allocated arrays in glibc's heap; every job sets it
     (:func:`rule_logging`). By default every block above glibc's (dynamic) mmap threshold is a
     fresh mmap whose first touch page-faults: 400–550 faults per sampled training step, 6–10 % of
-    its CPU in the kernel, and a third of the smoothness floor's CPU before its solver worked in
-    place (CHANGELOG 1.10.1; benchmarks/allocator.json measures the current code). The numbers do
-    not change (an allocator places memory, it computes nothing: tests/unit/test_allocator.py runs
-    a training job and the floor with and without it, bitwise equal). Returns whether the
-    settings took (False off glibc)."""
+    its CPU in the kernel, a third of the smoothness floor's CPU before its solver worked in place
+    (CHANGELOG 1.10.1), and a third of Experiment S's excess curve, whose ~86 MB arrays are above
+    any threshold glibc allows (so no block is mmapped now; benchmarks/allocator.json measures the
+    current code). The numbers do not change (an allocator places memory, it computes nothing:
+    tests/unit/test_allocator.py runs a training job, the floor and the spectrum with and without
+    it, bitwise equal). Returns whether the settings took (False off glibc)."""
     import ctypes
     import ctypes.util
 
@@ -167,8 +171,7 @@ def rule_logging(smk):
     for name, value in dict(smk.params).items():
         log.info("param %s = %r", name, value)
     log.info("threads = %d", smk.threads)
-    kept = f"heap up to {ALLOCATOR[M_MMAP_THRESHOLD] >> 20} MiB, kept"
-    log.info("allocator: %s", kept if allocator else "glibc's default")
+    log.info("allocator: %s", ALLOCATOR_LINE if allocator else "glibc's default")
     try:
         with job(smk.rule, dict(smk.wildcards), dict(smk.params)):
             yield log
