@@ -210,3 +210,30 @@ def test_a_rules_share_of_the_runs_cpu_time():
         "job_s": 43.0,
     }
     assert math.isnan(records.share({}, "train_widths")["share"])
+
+
+def test_run_ab_reads_the_spread_against_the_difference():
+    """Two sides' runs: the jobs' CPU ranges 100–120 s (base) and 150–151 s (head), so a 40.5 s
+    difference of medians beats a 20 s spread; the time beyond the jobs' CPU (60, 70 against 30,
+    35) separates the sides. Narrow the difference below the spread, or let one head run's time
+    beyond reach a base run's, and each reading turns."""
+    from crl_approx.render.records import run_ab
+
+    def record(base, head):
+        runs = {
+            side: [{"job_cpu_s": c, "job_s": c + extra} for c, extra in pairs]
+            for side, pairs in (("base", base), ("head", head))
+        }
+        median = {
+            side: {"job_cpu_s": sum(r["job_cpu_s"] for r in rs) / len(rs)}
+            for side, rs in runs.items()
+        }
+        return {"runs": runs, "median": median}
+
+    n = run_ab(record([(100, 60), (120, 70)], [(150, 30), (151, 35)]))
+    assert n["spread"] == 20 and n["cpu_diff"] == 40.5
+    assert n["resolved"] and n["separated"]
+    assert n["beyond"] == {"base": [60, 70], "head": [30, 35]}
+    n = run_ab(record([(100, 60), (120, 70)], [(115, 30), (116, 60)]))
+    assert n["cpu_diff"] == 5.5 and not n["resolved"]
+    assert not n["separated"]  # a head run's 60 s reaches the base's least

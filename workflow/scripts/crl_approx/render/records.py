@@ -194,3 +194,25 @@ def digits_budget(record: dict) -> dict:
         "resolved": sum(bool(c["resolved"]) for c in cells),
         "beyond_tolerance": sum(not c["within_tolerance"] for c in cells),
     }
+
+
+def run_ab(record: dict) -> dict:
+    """benchmarks/run_ab.json read: per side its runs' jobs' own CPU and job time beyond it; the
+    largest range of the jobs' CPU among one commit's runs (``spread``) against the difference of
+    the sides' medians (``resolved`` when the difference is the larger), and whether every head
+    run's time beyond the jobs' CPU is below every base run's (``separated``)."""
+    cpu = {side: [r["job_cpu_s"] for r in runs] for side, runs in record["runs"].items()}
+    beyond = {
+        side: [r["job_s"] - r["job_cpu_s"] for r in runs] for side, runs in record["runs"].items()
+    }
+    spread = max(max(v) - min(v) for v in cpu.values())
+    m = record["median"]
+    diff = abs(m["head"]["job_cpu_s"] - m["base"]["job_cpu_s"])
+    return {
+        "cpu": cpu,
+        "beyond": beyond,
+        "spread": spread,
+        "cpu_diff": diff,
+        "resolved": diff > spread,
+        "separated": max(beyond["head"]) < min(beyond["base"]),
+    }
