@@ -1,12 +1,15 @@
 """The jobs' allocator setting (crl_approx.runtime.configure_allocator) on the numerical jobs, side
 by side in one run: Experiment S's floor (rule compute_smoothness_floor) and its spectrum (rule
 compute_smoothness), each computed in a fresh interpreter (mallopt is per process) with glibc's
-default allocator (CRL_DEFAULT_ALLOCATOR=1) and with the setting every job makes, alternating, one
-thread, the default config's settings (the floor at ``--dims``, the spectrum at ``--beta``).
+default allocator (CRL_DEFAULT_ALLOCATOR=1), with the setting of the jobs before 1.20.0
+(CRL_PREVIOUS_ALLOCATOR=1) and with the setting every job makes now, alternating (each order in
+turn), one thread, the default config's settings (the floor at ``--dims``, the spectrum at
+``--beta``).
 
 Prints per cell and mode the child's CPU seconds (user and system, getrusage), its minor page
-faults, its peak resident memory, the CPU ratio default / setting, and whether the two tables are
-bitwise equal (they must be: exit 1 otherwise). Nothing else should run on the host.
+faults, its peak resident memory, the CPU ratios default / setting and previous / setting, and
+whether every table (the spectrum's four) is bitwise equal in every mode (it must be: exit 1
+otherwise). Nothing else should run on the host.
 
     python3 benchmarks/allocator.py [--beta 0.5] [--dims 1,2] [--repeats 2]
                                     [--out benchmarks/allocator.json]
@@ -27,6 +30,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = REPO / "workflow" / "scripts"
 CELLS = ("smoothness_floor", "smoothness_spectrum")
+#: the jobs' setting before 1.20.0 (mallopt: every block up to 32 MiB from the heap, kept), the
+#: ``previous`` mode: what the current setting changed
+PREVIOUS = {-3: 32 << 20, -1: 1 << 30, -2: 64 << 20}
 
 
 def child(cell: str, beta: float, dims: list[int], overrides: dict) -> dict:
@@ -36,9 +42,11 @@ def child(cell: str, beta: float, dims: list[int], overrides: dict) -> dict:
     sys.path.insert(0, str(SCRIPTS))
     import yaml
 
-    from crl_approx.runtime import use_job_allocator
+    from crl_approx import runtime
 
-    if not use_job_allocator():
+    if os.environ.get("CRL_PREVIOUS_ALLOCATOR") == "1":
+        runtime.ALLOCATOR = PREVIOUS
+    if not runtime.use_job_allocator():
         assert os.environ.get("CRL_DEFAULT_ALLOCATOR") == "1", "mallopt did not take"
     from crl_approx.numerics import smoothness
 
@@ -51,9 +59,13 @@ def child(cell: str, beta: float, dims: list[int], overrides: dict) -> dict:
         table = table.drop(columns=["seconds"])  # a wall time, not a number of the model
     else:
         tables = smoothness.world_tables(beta, scale, smooth, config["tau"])
-        table = tables["excess"]
+        # every table the job writes (smoothness.run_world)
+        table = [tables[k] for k in ("world", "eigenvalues", "excess", "eps")]
     after = resource.getrusage(resource.RUSAGE_SELF)
-    digest = hashlib.sha256(table.to_csv(index=False, float_format="%.17g").encode()).hexdigest()
+    digest = hashlib.sha256()
+    for t in table if isinstance(table, list) else [table]:
+        digest.update(t.to_csv(index=False, float_format="%.17g").encode())
+    digest = digest.hexdigest()
     return {
         "user_s": after.ru_utime - before.ru_utime,
         "sys_s": after.ru_stime - before.ru_stime,
@@ -63,8 +75,10 @@ def child(cell: str, beta: float, dims: list[int], overrides: dict) -> dict:
     }
 
 
-def run_child(cell: str, default: bool, beta: float, dims: list[int], overrides: dict) -> dict:
-    env = dict(os.environ, CRL_DEFAULT_ALLOCATOR="1" if default else "0", OMP_NUM_THREADS="1")
+def run_child(cell: str, mode: str, beta: float, dims: list[int], overrides: dict) -> dict:
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    env["CRL_DEFAULT_ALLOCATOR"] = "1" if mode == "default" else "0"
+    env["CRL_PREVIOUS_ALLOCATOR"] = "1" if mode == "previous" else "0"
     env.update(MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     args = [sys.executable, __file__, "--child", cell, "--beta", str(beta)]
     args += ["--dims", ",".join(map(str, dims)), "--overrides", json.dumps(overrides)]
@@ -104,10 +118,10 @@ def main(argv=None) -> int:
     }
     failed = False
     for cell in a.cells.split(","):
-        runs = {"default": [], "setting": []}
-        for _ in range(a.repeats):
-            for mode in runs:
-                runs[mode].append(run_child(cell, mode == "default", a.beta, dims, overrides))
+        runs = {"default": [], "previous": [], "setting": []}
+        for i in range(a.repeats):
+            for mode in list(runs)[:: 1 if i % 2 == 0 else -1]:  # each order in turn
+                runs[mode].append(run_child(cell, mode, a.beta, dims, overrides))
         row = {}
         for mode, rs in runs.items():
             row[mode] = {
@@ -119,13 +133,15 @@ def main(argv=None) -> int:
         shas = {r["table_sha256"] for rs in runs.values() for r in rs}
         row["bitwise_equal"] = len(shas) == 1
         row["cpu_ratio"] = row["default"]["cpu_s"] / row["setting"]["cpu_s"]
+        row["previous_ratio"] = row["previous"]["cpu_s"] / row["setting"]["cpu_s"]
         failed |= not row["bitwise_equal"]
         record["cells"][cell] = row
         d, s = row["default"], row["setting"]
         print(
             f"{cell:22s} default {d['cpu_s']:7.1f} s CPU ({d['sys_s']:5.1f} sys, "
             f"{d['faults']:>9.0f} faults)  setting {s['cpu_s']:7.1f} s ({s['sys_s']:5.1f} sys, "
-            f"{s['faults']:>7.0f} faults)  ratio {row['cpu_ratio']:.2f}  "
+            f"{s['faults']:>7.0f} faults)  ratio {row['cpu_ratio']:.2f} "
+            f"(previous setting {row['previous_ratio']:.2f})  "
             f"bitwise equal: {row['bitwise_equal']}"
         )
     record["load_at_end"] = os.getloadavg()[0]

@@ -63,6 +63,10 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
+    if args.repeats < 2:
+        sys.exit(
+            "--repeats: at least 2 runs a side (one run has no spread to read a change against)"
+        )
     sides = {"base": rev(args.base), "head": rev(args.head)}
     runs: dict[str, list[dict]] = {side: [] for side in sides}
     with tempfile.TemporaryDirectory() as tmp:

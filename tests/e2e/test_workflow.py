@@ -49,6 +49,18 @@ def test_every_job_leaves_a_log_and_a_benchmark(smoke_run):
     assert bench["s"].iloc[0] > 0
 
 
+def test_every_finished_job_exits_without_the_interpreters_teardown(smoke_run):
+    """Snakemake's real ``script:`` jobs take runtime.exit_now (its detection reads Snakemake's
+    object and preamble, which a Snakemake release could change): every log with the CPU line ends
+    with the exit line, and Snakemake saw every job succeed (the run finished)."""
+    from crl_approx.runtime import CPU_PATTERN, EXIT_LINE
+
+    logs = [p for p in (smoke_run / "logs").rglob("*.log") if CPU_PATTERN.search(p.read_text())]
+    assert len(logs) > 50
+    missing = [str(p) for p in logs if not p.read_text().rstrip().endswith(EXIT_LINE)]
+    assert not missing, missing[:5]
+
+
 def test_rerun_is_a_no_op_and_tau_change_reruns_the_spectrum(smoke_run):
     proc = check(run_snakemake(smoke_run, "-n", "--configfile", SMOKE))
     assert "Nothing to be done" in proc.stdout + proc.stderr

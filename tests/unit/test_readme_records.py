@@ -213,27 +213,37 @@ def test_a_rules_share_of_the_runs_cpu_time():
 
 
 def test_run_ab_reads_the_spread_against_the_difference():
-    """Two sides' runs: the jobs' CPU ranges 100–120 s (base) and 150–151 s (head), so a 40.5 s
+    """Two sides' runs: the jobs' CPU ranges 100–120 s (base) and 150–151 s (head), so a +40.5 s
     difference of medians beats a 20 s spread; the time beyond the jobs' CPU (60, 70 against 30,
-    35) separates the sides. Narrow the difference below the spread, or let one head run's time
-    beyond reach a base run's, and each reading turns."""
+    35) separates the sides. A head faster than the base reads as resolved too (the sign kept);
+    a head whose own range is the larger sets the spread; a difference at most the spread, or a
+    head run's time beyond reaching a base run's, turns each reading; one run a side is refused."""
     from crl_approx.render.records import run_ab
 
     def record(base, head):
         runs = {
-            side: [{"job_cpu_s": c, "job_s": c + extra} for c, extra in pairs]
-            for side, pairs in (("base", base), ("head", head))
+            side: [{"job_cpu_s": c, "job_s": c + extra, "wall_s": w} for c, extra, w in trip]
+            for side, trip in (("base", base), ("head", head))
         }
         median = {
-            side: {"job_cpu_s": sum(r["job_cpu_s"] for r in rs) / len(rs)}
+            side: {k: sum(r[k] for r in rs) / len(rs) for k in ("job_cpu_s", "wall_s")}
             for side, rs in runs.items()
         }
         return {"runs": runs, "median": median}
 
-    n = run_ab(record([(100, 60), (120, 70)], [(150, 30), (151, 35)]))
-    assert n["spread"] == 20 and n["cpu_diff"] == 40.5
-    assert n["resolved"] and n["separated"]
-    assert n["beyond"] == {"base": [60, 70], "head": [30, 35]}
-    n = run_ab(record([(100, 60), (120, 70)], [(115, 30), (116, 60)]))
-    assert n["cpu_diff"] == 5.5 and not n["resolved"]
+    n = run_ab(record([(100, 60, 90), (120, 70, 100)], [(150, 30, 80), (151, 35, 81)]))
+    cpu, wall = n["job_cpu_s"], n["wall_s"]
+    assert cpu["spread"] == 20 and cpu["diff"] == 40.5 and cpu["resolved"]
+    assert wall["spread"] == 10 and wall["diff"] == -14.5 and wall["resolved"]
+    assert n["separated"] and n["beyond"] == {"base": [60, 70], "head": [30, 35]}
+    # the head faster by 40 s with a 30 s range of its own: the head's range is the spread
+    n = run_ab(record([(150, 60, 90), (151, 70, 90)], [(95, 30, 90), (125, 60, 90)]))
+    assert n["job_cpu_s"]["spread"] == 30 and n["job_cpu_s"]["diff"] == -40.5
+    assert n["job_cpu_s"]["resolved"] and not n["wall_s"]["resolved"]
     assert not n["separated"]  # a head run's 60 s reaches the base's least
+    # a difference equal to the spread is not resolved
+    n = run_ab(record([(100, 60, 90), (120, 70, 90)], [(120, 30, 90), (140, 35, 90)]))
+    assert n["job_cpu_s"]["diff"] == n["job_cpu_s"]["spread"] == 20
+    assert not n["job_cpu_s"]["resolved"]
+    with pytest.raises(ValueError, match="one run a side"):
+        run_ab(record([(100, 60, 90)], [(150, 30, 80)]))

@@ -108,10 +108,11 @@ def cpu_seconds() -> tuple[float, float]:
     return me.ru_utime + kids.ru_utime, me.ru_stime + kids.ru_stime
 
 
-#: glibc's mallopt parameters (malloc.h) and the values every job sets: no block is a fresh mmap,
-#: whatever its size (M_MMAP_MAX 0; by default a block above the mmap threshold, at most 32 MiB on
-#: 64-bit, is one), and what is freed stays in the heap for the next allocation (trim and top pad
-#: far above a job's working set)
+#: glibc's mallopt parameters (malloc.h) and the values every job sets: no block of the main
+#: thread (where every job's numerics run) is a fresh mmap, whatever its size (M_MMAP_MAX 0; by
+#: default a block above the mmap threshold, at most 32 MiB on 64-bit, is one; another thread's
+#: arena still maps a block too large for it), and what is freed stays in the heap for the next
+#: allocation (trim and top pad far above a job's working set)
 M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_MAX = -1, -2, -4
 ALLOCATOR = {M_MMAP_MAX: 0, M_TRIM_THRESHOLD: 1 << 30, M_TOP_PAD: 64 << 20}
 #: what a job's log says of the setting
@@ -124,8 +125,9 @@ def configure_allocator() -> bool:
     fresh mmap whose first touch page-faults: 400–550 faults per sampled training step, 6–10 % of
     its CPU in the kernel, a third of the smoothness floor's CPU before its solver worked in place
     (CHANGELOG 1.10.1), and a third of Experiment S's excess curve, whose ~86 MB arrays are above
-    any threshold glibc allows (so no block is mmapped now; benchmarks/allocator.json measures the
-    current code). The numbers do not change (an allocator places memory, it computes nothing:
+    any threshold glibc allows (so the main thread maps no block now; benchmarks/allocator.json
+    measures the current code against glibc's default and the setting before 1.20.0). The
+    numbers do not change (an allocator places memory, it computes nothing:
     tests/unit/test_allocator.py runs a training job, the floor and the spectrum with and without
     it, bitwise equal). Returns whether the settings took (False off glibc)."""
     import ctypes
@@ -192,6 +194,8 @@ def rule_logging(smk):
             log.info(FLOP_LINE.format(name=name, flop=flop))
         user, system = cpu_seconds()
         log.info(CPU_LINE.format(total=user + system, startup=startup, user=user, sys=system))
+        if skips_teardown(smk):
+            log.info(EXIT_LINE)
     finally:
         root.removeHandler(handler)
         handler.close()
@@ -202,29 +206,37 @@ def rule_logging(smk):
 
 #: set to 1 to let a job's interpreter tear itself down after its last line (:func:`exit_now`)
 FULL_EXIT_ENV = "CRL_FULL_EXIT"
+#: a job's last log line when it leaves without the teardown
+EXIT_LINE = "exit: at once, no interpreter teardown"
 
 
 def skips_teardown(smk) -> bool:
     """Whether a job that finished leaves without the interpreter's teardown: in a Snakemake
-    ``script:`` job (``smk`` is Snakemake's own object, of a ``snakemake`` module; every rule's
-    shim ends with its :func:`rule_logging` block), unless ``CRL_FULL_EXIT=1``. A test's stand-in
-    object never does."""
+    ``script:`` job (``smk`` is Snakemake's own object, of a ``snakemake`` module, and the running
+    script is one Snakemake's preamble began: it sets ``__real_file__``; every rule's shim ends
+    with its :func:`rule_logging` block), unless ``CRL_FULL_EXIT=1``. A test's stand-in object, or
+    Snakemake's object used in a notebook or a test process, never does."""
     ours = type(smk).__module__.partition(".")[0] == "snakemake"
-    return ours and os.environ.get(FULL_EXIT_ENV) != "1"
+    script = hasattr(sys.modules.get("__main__"), "__real_file__")
+    return ours and script and os.environ.get(FULL_EXIT_ENV) != "1"
 
 
 def exit_now() -> None:
-    """End the process with status 0 at once, its logs and streams flushed: no interpreter
-    teardown. A job that imported torch spends ~0.5 s of CPU after its last line tearing the
-    interpreter down (module destructors, torch's static state), CPU its log's ``CPU_LINE`` did
-    not count and its next job waited for (benchmarks/job_exit.py measures it). Every output is
-    written and closed by then (:func:`atomic_path`); open locks (a GPU slot, the native build's)
-    are released by the kernel as the process ends."""
+    """End the process at once, its logs and streams flushed: no interpreter teardown. A job that
+    imported torch spent ~0.5 s of CPU after its last line tearing the interpreter down (module
+    destructors, torch's static state), CPU its log's ``CPU_LINE`` did not count and its core's
+    next job waited for (benchmarks/job_exit.py measures it). Every output is written and closed by
+    then (:func:`atomic_path`); open locks (a GPU slot, the native build's) are released by the
+    kernel as the process ends. Status 0, or 120 (the interpreter's own status for it) when a
+    stream cannot be flushed: a lost write is not a success."""
     logging.shutdown()
+    status = 0
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
+        try:
             stream.flush()
-    os._exit(0)
+        except Exception:  # any failure to flush is the job's failure
+            status = 120
+    os._exit(status)
 
 
 def guarded(train: dict, config: dict) -> dict:

@@ -197,22 +197,21 @@ def digits_budget(record: dict) -> dict:
 
 
 def run_ab(record: dict) -> dict:
-    """benchmarks/run_ab.json read: per side its runs' jobs' own CPU and job time beyond it; the
-    largest range of the jobs' CPU among one commit's runs (``spread``) against the difference of
-    the sides' medians (``resolved`` when the difference is the larger), and whether every head
-    run's time beyond the jobs' CPU is below every base run's (``separated``)."""
-    cpu = {side: [r["job_cpu_s"] for r in runs] for side, runs in record["runs"].items()}
-    beyond = {
-        side: [r["job_s"] - r["job_cpu_s"] for r in runs] for side, runs in record["runs"].items()
-    }
-    spread = max(max(v) - min(v) for v in cpu.values())
-    m = record["median"]
-    diff = abs(m["head"]["job_cpu_s"] - m["base"]["job_cpu_s"])
-    return {
-        "cpu": cpu,
-        "beyond": beyond,
-        "spread": spread,
-        "cpu_diff": diff,
-        "resolved": diff > spread,
-        "separated": max(beyond["head"]) < min(beyond["base"]),
-    }
+    """benchmarks/run_ab.json read, for the wall time and for the jobs' own CPU: each side's runs,
+    the largest range among one commit's runs (``spread``) against the difference of the sides'
+    medians (``diff``, head − base; ``resolved`` when it is larger than the spread, which needs two
+    runs a side), and per side the runs' job time beyond the jobs' own CPU with whether every head
+    run's is below every base run's (``separated``)."""
+    runs, m = record["runs"], record["median"]
+    if min(len(rs) for rs in runs.values()) < 2:
+        raise ValueError("run_ab: one run a side has no spread; run it with --repeats 2 or more")
+    out: dict = {}
+    for key in ("wall_s", "job_cpu_s"):
+        vals = {side: [r[key] for r in rs] for side, rs in runs.items()}
+        spread = max(max(v) - min(v) for v in vals.values())
+        diff = m["head"][key] - m["base"][key]
+        out[key] = {"runs": vals, "spread": spread, "diff": diff, "resolved": abs(diff) > spread}
+    beyond = {side: [r["job_s"] - r["job_cpu_s"] for r in rs] for side, rs in runs.items()}
+    out["beyond"] = beyond
+    out["separated"] = max(beyond["head"]) < min(beyond["base"])
+    return out
