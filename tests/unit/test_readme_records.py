@@ -116,6 +116,10 @@ def test_the_flop_floor_of_a_run():
     assert f["alone_s"] == pytest.approx(120 / 2)
     assert f["rest_s"] == pytest.approx(450) and f["at_limit_s"] == pytest.approx(450 + 60)
     assert f["outside_cpu_s"] == pytest.approx(65) and f["off_cpu_s"] == pytest.approx(40)
+    # 2 cores for 600 s, 405 s of it held by jobs: 795 core-seconds no job held; the three parts
+    # over the cores are the run apart from its training's CPU
+    assert f["idle_s"] == pytest.approx(795)
+    assert (f["outside_cpu_s"] + f["off_cpu_s"] + f["idle_s"]) / 2 == pytest.approx(f["rest_s"])
     assert [(o["rule"], o["cpu_s"]) for o in f["outside"]] == [
         ("probe", 50),
         ("train_a", 15),
@@ -236,11 +240,15 @@ def test_run_ab_reads_the_spread_against_the_difference():
     assert cpu["spread"] == 20 and cpu["diff"] == 40.5 and cpu["resolved"]
     assert wall["spread"] == 10 and wall["diff"] == -14.5 and wall["resolved"]
     assert n["separated"] and n["beyond"] == {"base": [60, 70], "head": [30, 35]}
+    assert n["beyond_order"] == "below"
+    slower = run_ab(record([(100, 30, 90), (120, 35, 90)], [(100, 60, 90), (120, 70, 90)]))
+    assert slower["beyond_order"] == "above" and not slower["separated"]
     # the head faster by 40 s with a 30 s range of its own: the head's range is the spread
     n = run_ab(record([(150, 60, 90), (151, 70, 90)], [(95, 30, 90), (125, 60, 90)]))
     assert n["job_cpu_s"]["spread"] == 30 and n["job_cpu_s"]["diff"] == -40.5
     assert n["job_cpu_s"]["resolved"] and not n["wall_s"]["resolved"]
     assert not n["separated"]  # a head run's 60 s reaches the base's least
+    assert n["beyond_order"] == "overlap"
     # a difference equal to the spread is not resolved
     n = run_ab(record([(100, 60, 90), (120, 70, 90)], [(120, 30, 90), (140, 35, 90)]))
     assert n["job_cpu_s"]["diff"] == n["job_cpu_s"]["spread"] == 20

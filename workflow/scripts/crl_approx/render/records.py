@@ -103,8 +103,9 @@ def flop_floor(record: dict, bar: float = FLOP_BAR) -> dict | None:
     once; and that work alone at the limit over the cores (``alone_s``), a floor for the run.
     What the run takes apart from that CPU (``rest_s``: the wall time less it over the cores, so
     ``at_limit_s`` is ``rest_s`` + ``alone_s``): every rule's CPU outside its counted parts
-    (``outside_cpu_s``; ``outside``, the three largest by rule) and the job time beyond the jobs'
-    own CPU (``off_cpu_s``, where the record has both).
+    (``outside_cpu_s``; ``outside``, the three largest by rule), the job time beyond the jobs'
+    own CPU (``off_cpu_s``, where the record has both) and the cores' time no job held
+    (``idle_s``): the three over the cores are ``rest_s``.
     None for a record without counts; an error for one whose training rules counted only in part
     (a rule with ``uncounted_jobs``, or a step loop's CPU without a count)."""
     rules = record.get("rules", {})
@@ -128,6 +129,7 @@ def flop_floor(record: dict, bar: float = FLOP_BAR) -> dict | None:
     }
     top = sorted(outside.items(), key=lambda kv: -kv[1])[:3]
     off = record["job_s"] - record["job_cpu_s"] if {"job_s", "job_cpu_s"} <= record.keys() else None
+    idle = cores * record["wall_s"] - record["job_s"] if off is not None else None
     return {
         "tflop": flop / 1e12,
         "limit_s": limit,
@@ -141,6 +143,7 @@ def flop_floor(record: dict, bar: float = FLOP_BAR) -> dict | None:
         "outside_cpu_s": sum(outside.values()),
         "outside": [{"rule": k, "cpu_s": v} for k, v in top],
         "off_cpu_s": off,
+        "idle_s": idle,
     }
 
 
@@ -201,7 +204,7 @@ def run_ab(record: dict) -> dict:
     the largest range among one commit's runs (``spread``) against the difference of the sides'
     medians (``diff``, head − base; ``resolved`` when it is larger than the spread, which needs two
     runs a side), and per side the runs' job time beyond the jobs' own CPU with whether every head
-    run's is below every base run's (``separated``)."""
+    run's is below every base run's (``separated``; ``beyond_order``: below, above or overlap)."""
     runs, m = record["runs"], record["median"]
     if min(len(rs) for rs in runs.values()) < 2:
         raise ValueError("run_ab: one run a side has no spread; run it with --repeats 2 or more")
@@ -214,4 +217,6 @@ def run_ab(record: dict) -> dict:
     beyond = {side: [r["job_s"] - r["job_cpu_s"] for r in rs] for side, rs in runs.items()}
     out["beyond"] = beyond
     out["separated"] = max(beyond["head"]) < min(beyond["base"])
+    above = min(beyond["head"]) > max(beyond["base"])
+    out["beyond_order"] = "below" if out["separated"] else "above" if above else "overlap"
     return out
