@@ -56,14 +56,14 @@ def child(cell: str, beta: float, dims: list[int], overrides: dict) -> dict:
     scale = smoothness.solve_scale(beta, smooth["mutual_information"])
     if cell == "smoothness_floor":
         table = smoothness.floor_curve(beta, scale, smooth, config["tau"])
-        table = table.drop(columns=["seconds"])  # a wall time, not a number of the model
+        tables = [table.drop(columns=["seconds"])]  # a wall time, not a number of the model
     else:
-        tables = smoothness.world_tables(beta, scale, smooth, config["tau"])
+        world = smoothness.world_tables(beta, scale, smooth, config["tau"])
         # every table the job writes (smoothness.run_world)
-        table = [tables[k] for k in ("world", "eigenvalues", "excess", "eps")]
+        tables = [world[k] for k in ("world", "eigenvalues", "excess", "eps")]
     after = resource.getrusage(resource.RUSAGE_SELF)
     digest = hashlib.sha256()
-    for t in table if isinstance(table, list) else [table]:
+    for t in tables:
         digest.update(t.to_csv(index=False, float_format="%.17g").encode())
     digest = digest.hexdigest()
     return {

@@ -29,6 +29,23 @@ def steps(cell: str, default_allocator: bool, autograd: bool = False, n: int = 3
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def allocator_child(cell: str, default: bool, args: list[str], previous: bool = False) -> dict:
+    """One cell of benchmarks/allocator.py in a fresh interpreter: glibc's default allocator, the
+    jobs' setting before 1.20.0 (``previous``) or the current one; its record."""
+    env = dict(os.environ, CRL_DEFAULT_ALLOCATOR="1" if default else "0")
+    env["CRL_PREVIOUS_ALLOCATOR"] = "1" if previous else "0"
+    script = REPO / "benchmarks" / "allocator.py"
+    out = subprocess.run(
+        [sys.executable, str(script), "--child", cell, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=300,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def test_the_setting_takes_on_glibc():
     from crl_approx.runtime import configure_allocator
 
@@ -66,29 +83,11 @@ def test_the_floor_gives_the_same_table_with_either_allocator():
     """Experiment S's floor (L-BFGS on the quadrature grid), small grid: the same bits with either
     allocator, and fewer page faults with the setting (since 1.11.0 the solver works in place, so
     few are left to remove: 3745 with glibc's default, 1237 with the setting, measured)."""
-    script = REPO / "benchmarks" / "allocator.py"
     small = {"floor_panels": 30, "floor_iterations": 50, "floor_newton_rounds": 1}
-    runs = {}
-    for default in (True, False):
-        env = dict(os.environ, CRL_DEFAULT_ALLOCATOR="1" if default else "0")
-        out = subprocess.run(
-            [
-                sys.executable,
-                str(script),
-                "--child",
-                "smoothness_floor",
-                "--dims",
-                "1",
-                "--overrides",
-                json.dumps(small),
-            ],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=True,
-            timeout=300,
-        )
-        runs[default] = json.loads(out.stdout.strip().splitlines()[-1])
+    args = ["--dims", "1", "--overrides", json.dumps(small)]
+    runs = {
+        default: allocator_child("smoothness_floor", default, args) for default in (True, False)
+    }
     assert runs[True]["table_sha256"] == runs[False]["table_sha256"]
     assert runs[False]["faults"] < runs[True]["faults"]
 
@@ -102,22 +101,12 @@ def test_the_spectrum_gives_the_same_tables_with_any_allocator_setting():
     takes a fraction of either's page faults (measured: 125,402 default, 111,695 previous, 39,146
     now; the rest is the heap's first growth), for at most the top pad (64 MiB) and 32 MiB more
     of peak memory (measured +32 MiB)."""
-    script = REPO / "benchmarks" / "allocator.py"
     grid = {"panels": 560, "panels_low": 100, "max_dim": 4, "n_eigenvalues": 20}
-    runs = {}
-    for mode in ("default", "previous", "setting"):
-        env = dict(os.environ, CRL_DEFAULT_ALLOCATOR="1" if mode == "default" else "0")
-        env["CRL_PREVIOUS_ALLOCATOR"] = "1" if mode == "previous" else "0"
-        args = ["--child", "smoothness_spectrum", "--overrides", json.dumps(grid)]
-        out = subprocess.run(
-            [sys.executable, str(script), *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=True,
-            timeout=300,
-        )
-        runs[mode] = json.loads(out.stdout.strip().splitlines()[-1])
+    args = ["--overrides", json.dumps(grid)]
+    runs = {
+        mode: allocator_child("smoothness_spectrum", mode == "default", args, mode == "previous")
+        for mode in ("default", "previous", "setting")
+    }
     assert len({r["table_sha256"] for r in runs.values()}) == 1
     now = runs["setting"]
     assert now["faults"] < runs["default"]["faults"] / 2

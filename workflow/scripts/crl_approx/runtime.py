@@ -174,7 +174,7 @@ def rule_logging(smk):
         log.info("param %s = %r", name, value)
     log.info("threads = %d", smk.threads)
     log.info("allocator: %s", ALLOCATOR_LINE if allocator else "glibc's default")
-    done = False
+    leave = False  # set when the job finished and leaves without the teardown
     try:
         with job(smk.rule, dict(smk.wildcards), dict(smk.params)):
             yield log
@@ -182,7 +182,6 @@ def rule_logging(smk):
         log.error("failed after %.2f s:\n%s", time.perf_counter() - t0, traceback.format_exc())
         raise
     else:
-        done = True
         for out in smk.output:
             log.info(
                 "wrote %s (%d bytes)", out, os.path.getsize(out) if os.path.exists(out) else -1
@@ -194,13 +193,14 @@ def rule_logging(smk):
             log.info(FLOP_LINE.format(name=name, flop=flop))
         user, system = cpu_seconds()
         log.info(CPU_LINE.format(total=user + system, startup=startup, user=user, sys=system))
-        if skips_teardown(smk):
+        leave = skips_teardown(smk)
+        if leave:
             log.info(EXIT_LINE)
     finally:
         root.removeHandler(handler)
         handler.close()
         sys.stderr.flush()
-    if done and skips_teardown(smk):
+    if leave:
         exit_now()
 
 
