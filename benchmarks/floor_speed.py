@@ -16,6 +16,7 @@ floors agree to the solver's convergence, not bitwise). Nothing else should run 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import os
@@ -74,6 +75,24 @@ def run_child(repo: Path, cell: str, beta: float, dims: list[int]) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def git(*args) -> str:
+    return subprocess.run(
+        ["git", "-C", str(REPO), *args], capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+@contextlib.contextmanager
+def checkout(ref: str):
+    """``ref`` checked out into a temporary worktree (removed after)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tree = Path(tmp) / "before"
+        git("worktree", "add", "--detach", str(tree), ref)
+        try:
+            yield tree
+        finally:
+            git("worktree", "remove", "--force", str(tree))
+
+
 def rel(a: float, b: float) -> float:
     return abs(a - b) / max(abs(a), abs(b), 1e-300)
 
@@ -94,11 +113,6 @@ def main(argv=None) -> int:
         print(json.dumps(child(a.repo, a.child, a.beta, dims)))
         return 0
 
-    def git(*args) -> str:
-        return subprocess.run(
-            ["git", "-C", str(REPO), *args], capture_output=True, text=True, check=True
-        ).stdout.strip()
-
     record = {
         "what": "the floor's solver at --before (a worktree) and at this working tree, each cell "
         "in fresh interpreters, alternating; CPU = user + system of the child, median",
@@ -111,36 +125,31 @@ def main(argv=None) -> int:
         "repeats": a.repeats,
         "cells": {},
     }
-    with tempfile.TemporaryDirectory() as tmp:
-        tree = Path(tmp) / "before"
-        git("worktree", "add", "--detach", str(tree), a.before)
-        try:
-            for cell in a.cells.split(","):
-                runs = {"before": [], "after": []}
-                for _ in range(a.repeats):
-                    for mode, repo in (("before", tree), ("after", REPO)):
-                        runs[mode].append(run_child(repo, cell, a.beta, dims))
-                b, f = runs["before"][0], runs["after"][0]
-                row = {
-                    "D": b["D"],
-                    "before_cpu_s": statistics.median(r["cpu_s"] for r in runs["before"]),
-                    "after_cpu_s": statistics.median(r["cpu_s"] for r in runs["after"]),
-                    "floor_before": b["floor"],
-                    "floor_after": f["floor"],
-                    "max_rel_floor_change": max(map(rel, b["floor"], f["floor"])),
-                    "iterations_before": b["iterations"],
-                    "iterations_after": f["iterations"],
-                }
-                row["speedup"] = row["before_cpu_s"] / row["after_cpu_s"]
-                record["cells"][cell] = row
-                print(
-                    f"{cell:18s} before {row['before_cpu_s']:7.1f} s CPU  after "
-                    f"{row['after_cpu_s']:7.1f} s  ({row['speedup']:.2f}x)  floors within "
-                    f"{row['max_rel_floor_change']:.1e} relative; L-BFGS iterations "
-                    f"{b['iterations']} -> {f['iterations']}"
-                )
-        finally:
-            git("worktree", "remove", "--force", str(tree))
+    with checkout(a.before) as tree:
+        for cell in a.cells.split(","):
+            runs = {"before": [], "after": []}
+            for _ in range(a.repeats):
+                for mode, repo in (("before", tree), ("after", REPO)):
+                    runs[mode].append(run_child(repo, cell, a.beta, dims))
+            b, f = runs["before"][0], runs["after"][0]
+            row = {
+                "D": b["D"],
+                "before_cpu_s": statistics.median(r["cpu_s"] for r in runs["before"]),
+                "after_cpu_s": statistics.median(r["cpu_s"] for r in runs["after"]),
+                "floor_before": b["floor"],
+                "floor_after": f["floor"],
+                "max_rel_floor_change": max(map(rel, b["floor"], f["floor"])),
+                "iterations_before": b["iterations"],
+                "iterations_after": f["iterations"],
+            }
+            row["speedup"] = row["before_cpu_s"] / row["after_cpu_s"]
+            record["cells"][cell] = row
+            print(
+                f"{cell:18s} before {row['before_cpu_s']:7.1f} s CPU  after "
+                f"{row['after_cpu_s']:7.1f} s  ({row['speedup']:.2f}x)  floors within "
+                f"{row['max_rel_floor_change']:.1e} relative; L-BFGS iterations "
+                f"{b['iterations']} -> {f['iterations']}"
+            )
     record["load_at_end"] = os.getloadavg()[0]
     if a.out:
         a.out.write_text(json.dumps(record, indent=1) + "\n")

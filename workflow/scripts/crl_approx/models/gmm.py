@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import log_expit, logsumexp
+from scipy.special import log_expit
 
 
 @dataclass(frozen=True)
@@ -120,8 +120,3 @@ class GaussianMixture:
         x = z * self.mu_x + self.sigma_x * rng.standard_normal(n)
         y = z * self.mu_y + self.sigma_y * rng.standard_normal(n)
         return x, y, z
-
-
-def log_mean_exp_rows(h: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """log sum_j w_j exp(h[i, j]) for each row i (weights w sum to one)."""
-    return logsumexp(h, b=w[None, :], axis=1)

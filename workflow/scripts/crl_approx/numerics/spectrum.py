@@ -18,6 +18,7 @@ digits):
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from dataclasses import dataclass
@@ -26,7 +27,8 @@ import numpy as np
 import pandas as pd
 from scipy.special import roots_hermite
 
-from ..models.gmm import GaussianMixture, log_mean_exp_rows
+from ..models.gmm import GaussianMixture
+from .lse import rows as log_mean_exp_rows
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +75,20 @@ class OperatorSpectrum:
     u: np.ndarray  # left singular vectors of A (columns)
     v: np.ndarray  # right singular vectors of A (columns)
 
+    # computed once, read by every truncation and loss on the node grid (~50 of each per excess
+    # curve): the arrays the expressions would give each time, bitwise
+    @functools.cached_property
+    def ratio(self) -> np.ndarray:  # exp PMI = r(x_i, y_j)
+        return np.exp(self.pmi)
+
+    @functools.cached_property
+    def _kernel_y(self) -> np.ndarray:  # ψ's Nyström kernel on the x nodes
+        return self.pmi * np.sqrt(self.quad.wy)[None, :]
+
+    @functools.cached_property
+    def _kernel_x(self) -> np.ndarray:  # φ's on the y nodes
+        return self.pmi.T * np.sqrt(self.quad.wx)[None, :]
+
     @property
     def eigenvalues(self) -> np.ndarray:
         """λ_i of T*T (= squared singular values), descending, all 2n of them."""
@@ -88,13 +104,15 @@ class OperatorSpectrum:
 
     def psi(self, d: int, x: np.ndarray | None = None) -> np.ndarray:
         """First d left eigenfunctions ψ_k at points x (default: the x nodes), by Nyström."""
-        kernel = self.pmi if x is None else self.mix.pmi(x, self.quad.y)
-        return (kernel * np.sqrt(self.quad.wy)[None, :]) @ self.v[:, :d] * self._inv_s(d)
+        w_y = np.sqrt(self.quad.wy)[None, :]
+        kernel = self._kernel_y if x is None else self.mix.pmi(x, self.quad.y) * w_y
+        return kernel @ self.v[:, :d] * self._inv_s(d)
 
     def phi(self, d: int, y: np.ndarray | None = None) -> np.ndarray:
         """First d right eigenfunctions φ_k at points y (default: the y nodes), by Nyström."""
-        kernel = self.pmi.T if y is None else self.mix.pmi(self.quad.x, y).T
-        return (kernel * np.sqrt(self.quad.wx)[None, :]) @ self.u[:, :d] * self._inv_s(d)
+        w_x = np.sqrt(self.quad.wx)[None, :]
+        kernel = self._kernel_x if y is None else self.mix.pmi(self.quad.x, y).T * w_x
+        return kernel @ self.u[:, :d] * self._inv_s(d)
 
     def truncated_pmi(self, d: int) -> np.ndarray:
         """The rank-d truncation Σ_{k≤d} √λ_k ψ_k(x_i) φ_k(y_j) on the node grid."""
@@ -122,7 +140,7 @@ def expect_product(spec: OperatorSpectrum, values: np.ndarray) -> float:
 
 def expect_joint(spec: OperatorSpectrum, values: np.ndarray) -> float:
     """E_{(x, y) ~ p}[values] on the node grid (weights w_x w_y r)."""
-    return expect_product(spec, np.exp(spec.pmi) * values)
+    return expect_product(spec, spec.ratio * values)
 
 
 def mutual_information(spec: OperatorSpectrum) -> float:
@@ -137,7 +155,7 @@ def infonce_loss(spec: OperatorSpectrum, score: np.ndarray, tau: float) -> float
     E_p[τ log E_{y'} exp((s(x, y') − s(x, y))/τ)], and minimised by s = τ·PMI + c(x) with value
     L* = −τ I(X; Y).
     """
-    lse = log_mean_exp_rows(score / tau, spec.quad.wy)
+    lse = log_mean_exp_rows(score / tau, spec.quad.wy, overwrite=True)
     return float(tau * (spec.quad.wx @ lse) - expect_joint(spec, score))
 
 
@@ -268,14 +286,8 @@ def run(gmm: dict, tau: float, output) -> SpectrumResult:
     from .crosscheck import crosscheck_table
 
     mix = GaussianMixture.from_config(gmm)
-    res = compute_spectrum(
-        mix,
-        tau,
-        gmm["dims"],
-        gmm["quadrature_nodes"],
-        gmm["convergence_nodes"],
-        gmm["n_eigenvalues"],
-    )
+    keys = ("dims", "quadrature_nodes", "convergence_nodes", "n_eigenvalues")
+    res = compute_spectrum(mix, tau, *(gmm[k] for k in keys))
     worst = res.convergence.loc[res.convergence["rel_change"].idxmax()]
     log.info(
         "largest relative change %d -> %d nodes/component: %.3g (%s, D/index %d)",

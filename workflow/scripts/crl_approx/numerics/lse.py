@@ -1,0 +1,77 @@
+"""``scipy.special.logsumexp(h, b=w[None, :], axis=1)`` on the row-major grids of the spectra,
+bitwise, in a few passes over the array instead of scipy's many.
+
+scipy 1.17's logsumexp broadcasts the weights to the array's shape, copies the array twice, and
+first sums ``b·exp(a)`` directly (kept only where the stable result is not finite): about ten passes
+over an n × n array (benchmarks/spectrum_speed.py measures what this saves a job). :func:`rows`
+issues the stable algorithm's own element operations on the same
+values in the same layouts: the row maximum m_i over the columns of non-zero weight; the weight of
+the maxima, W_i (the weight of the row's one maximum, or the sum of ``where(max, w, 0)`` when the
+maximum repeats); s_i = Σ_j w_j·exp(a_ij − m_i) with the maxima's terms 0; and
+log1p(s_i/W_i) + log W_i + m_i. Every array it sums holds scipy's values in scipy's layout (C order,
+summed along rows), so numpy's pairwise sums see the same numbers in the same order. Where that
+argument needs what it assumes (float64, finite non-negative weights, a finite maximum and a finite
+result in every row) and it does not hold, scipy computes the answer (tests/unit/test_lse.py
+compares both on ties, zero weights, infinities and NaN, bit for bit).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import logsumexp
+
+
+def rows(h: np.ndarray, w: np.ndarray, overwrite: bool = False) -> np.ndarray:
+    """log Σ_j w_j exp(h_ij) for each row i of h (n, m), weights w (m,): bitwise scipy's
+    ``logsumexp(h, b=w[None, :], axis=1)``. ``overwrite``: h may be used as scratch."""
+    out = _rows(h, w, overwrite) if _fits(h, w) else None
+    return logsumexp(h, b=w[None, :], axis=1) if out is None else out
+
+
+def _fits(h, w) -> bool:
+    return (
+        isinstance(h, np.ndarray)
+        and isinstance(w, np.ndarray)
+        and h.dtype == np.float64
+        and w.dtype == np.float64
+        and h.ndim == 2
+        and w.ndim == 1
+        and h.shape[1] == w.size
+        and h.size > 0
+        and bool(np.all(np.isfinite(w)) and np.all(w >= 0))
+    )
+
+
+def _rows(h: np.ndarray, w: np.ndarray, overwrite: bool) -> np.ndarray | None:
+    zero = w == 0
+    a = h if overwrite and h.flags.c_contiguous and h.flags.writeable else None
+    if zero.any():  # scipy: a weight of 0 makes its term −inf, whatever h holds there
+        a = np.array(h, order="C") if a is None else a
+        a[:, zero] = -np.inf
+    src = h if a is None else a
+    top = src.max(axis=1, keepdims=True)
+    if not np.all(np.isfinite(top)):
+        return None
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        d = np.subtract(src, top, out=a)  # exactly 0 where h_ij = m_i, −inf where h_ij = −inf
+        is_max = d == 0
+        count = np.count_nonzero(is_max, axis=1)
+        np.exp(d, out=d)
+        d *= w
+        if np.all(count == 1):
+            first = np.argmax(is_max, axis=1)
+            weight = w[first][:, None]  # Σ of zeros and one weight: that weight, exactly
+            d[np.arange(d.shape[0]), first] = 0.0
+        else:
+            weight = np.sum(np.where(is_max, w, 0.0), axis=1, keepdims=True)
+            d[is_max] = 0.0
+        s = np.sum(d, axis=1, keepdims=True)
+        # scipy's last steps, on the (n, 1) columns
+        s = np.where(s == 0, s, s / weight)
+        sign = np.sign(s + 1) * np.sign(weight)
+        s = np.where(s < -1, -s - 2, s)
+        out = np.log1p(s) + np.log(np.abs(weight)) + top
+        out[sign < 0] = np.nan
+    if not np.all(np.isfinite(out)):
+        return None
+    return out[:, 0]
