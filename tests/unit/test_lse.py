@@ -77,8 +77,19 @@ def test_overwrite_uses_the_input_as_scratch_and_otherwise_leaves_it():
         lambda h, w: (h, np.where(np.arange(w.size) == 1, np.nan, w)),
         lambda h, w: (h.astype(np.float32), w),
         lambda h, w: (h[:, :, None], w),
+        lambda h, w: (np.asfortranarray(np.vstack([h, h])), w),  # summed in another order
     ],
-    ids=["nan", "plus_inf", "no_entry", "no_weight", "negative", "nan_weight", "float32", "3d"],
+    ids=[
+        "nan",
+        "plus_inf",
+        "no_entry",
+        "no_weight",
+        "negative",
+        "nan_weight",
+        "float32",
+        "3d",
+        "fortran",
+    ],
 )
 def test_cases_outside_the_argument_are_scipys_own(make):
     h, w = make(*case("plain", np.random.default_rng(11)))

@@ -10,7 +10,7 @@ the maxima, W_i (the weight of the row's one maximum, or the sum of ``where(max,
 maximum repeats); s_i = Σ_j w_j·exp(a_ij − m_i) with the maxima's terms 0; and
 log1p(s_i/W_i) + log W_i + m_i. Every array it sums holds scipy's values in scipy's layout (C order,
 summed along rows), so numpy's pairwise sums see the same numbers in the same order. Where that
-argument needs what it assumes (float64, finite non-negative weights, a finite maximum and a finite
+argument needs what it assumes (float64 in C order, finite non-negative weights, a finite maximum and a finite
 result in every row) and it does not hold, scipy computes the answer (tests/unit/test_lse.py
 compares both on ties, zero weights, infinities and NaN, bit for bit).
 """
@@ -35,6 +35,7 @@ def _fits(h, w) -> bool:
         and h.dtype == np.float64
         and w.dtype == np.float64
         and h.ndim == 2
+        and h.flags.c_contiguous  # summed along rows in memory order, as scipy's copies are
         and w.ndim == 1
         and h.shape[1] == w.size
         and h.size > 0
