@@ -61,6 +61,21 @@ def test_every_finished_job_exits_without_the_interpreters_teardown(smoke_run):
     assert not missing, missing[:5]
 
 
+def test_every_job_stays_within_the_memory_its_rule_asks_a_cluster_for(smoke_run):
+    """Every job's log gives its peak resident memory and its rule's mem_mb (every rule declares
+    one: a cluster reserves it, and kills a job above it); on the smoke run each peak is below."""
+    from crl_approx.render.runrecord import job_memory
+    from crl_approx.runtime import CPU_PATTERN
+
+    logs = [p for p in (smoke_run / "logs").rglob("*.log") if CPU_PATTERN.search(p.read_text())]
+    assert len(logs) > 50
+    memory = {str(p.relative_to(smoke_run)): job_memory(p) for p in logs}
+    assert all(m is not None and m[1] is not None for m in memory.values()), memory
+    above = {job: m for job, m in memory.items() if m[0] > m[1]}
+    assert not above, above
+    assert max(m[0] for m in memory.values()) > 100  # a real peak, not a placeholder
+
+
 def test_rerun_is_a_no_op_and_tau_change_reruns_the_spectrum(smoke_run):
     proc = check(run_snakemake(smoke_run, "-n", "--configfile", SMOKE))
     assert "Nothing to be done" in proc.stdout + proc.stderr

@@ -166,6 +166,56 @@ def test_a_jobs_flop_counts_are_logged_and_summed_with_the_cpu_of_the_jobs_that_
     assert rule["uncounted_jobs"] == 1
 
 
+def memory_job(root, name: str, mib: int, mem_mb) -> str:
+    """A job in a fresh interpreter (its peak is its own) that writes ``mib`` MiB, every page, in
+    a rule declaring ``mem_mb`` (no resource at all when None); its log's text."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import crl_approx
+
+    log = root / "logs" / "m" / f"{name}.log"
+    resources = {} if mem_mb is None else {"mem_mb": mem_mb}
+    code = (
+        "from types import SimpleNamespace as N\n"
+        "from crl_approx.runtime import rule_logging\n"
+        f"smk = N(log=[{str(log)!r}], rule='m', params={{}}, threads=1, wildcards={{}}, "
+        f"output=[], resources=N(**{resources!r}))\n"
+        "with rule_logging(smk):\n"
+        f"    block = b'x' * ({mib} << 20)\n"
+    )
+    scripts = str(Path(crl_approx.__file__).parents[1])
+    env = dict(os.environ, PYTHONPATH=scripts)
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=120)
+    bench = root / "benchmarks" / "m" / f"{name}.tsv"
+    bench.parent.mkdir(parents=True, exist_ok=True)
+    bench.write_text("s\tmax_rss\n1.0\t1\n")
+    return log.read_text()
+
+
+def test_a_job_logs_its_peak_memory_beside_its_rules_request_and_warns_above_it(tmp_path):
+    """The peak is the process's own: a job that writes 200 MiB peaks 190–240 MiB above one that
+    writes nothing; the rule's mem_mb is logged beside it, a peak above it is a warning, and the
+    run record keeps each rule's largest peak, its job and the request."""
+    from crl_approx.render.runrecord import job_memory, job_times
+
+    empty = memory_job(tmp_path, "empty", 0, 4000)
+    big = memory_job(tmp_path, "big", 200, 4000)
+    tight = memory_job(tmp_path, "tight", 200, 100)
+    bare = memory_job(tmp_path, "bare", 0, None)
+    logs = tmp_path / "logs" / "m"
+    (p0, d0), (p1, d1) = job_memory(logs / "empty.log"), job_memory(logs / "big.log")
+    assert d0 == d1 == 4000
+    assert 190 <= p1 - p0 <= 240
+    assert "WARNING" not in empty + big
+    assert "peak memory" in tight and "above mem_mb=100" in tight
+    assert job_memory(logs / "bare.log")[1] is None and "mem_mb=none" in bare
+    rule = job_times(tmp_path / "benchmarks")["m"]
+    assert rule["peak_job"] in ("m/big", "m/tight")
+    assert rule["peak_mib"] == max(job_memory(logs / f"{n}.log")[0] for n in ("big", "tight"))
+
+
 @pytest.mark.parametrize("default", ["1", "0"])
 def test_every_job_sets_the_allocator_unless_told_not_to(tmp_path, monkeypatch, default):
     """rule_logging calls configure_allocator (glibc: it takes) unless CRL_DEFAULT_ALLOCATOR=1,

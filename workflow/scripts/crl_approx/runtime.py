@@ -52,6 +52,10 @@ def current_job() -> dict:
 CPU_LINE = "job cpu_s={total:.3f} startup_cpu_s={startup:.3f} user_s={user:.3f} sys_s={sys:.3f}"
 CPU_PATTERN = re.compile(r"job cpu_s=([0-9.]+) startup_cpu_s=([0-9.]+)")
 
+#: a job's peak resident memory (MiB) against its rule's ``mem_mb``, what a cluster reserves
+#: for it (``none`` where it declares none), logged before ``CPU_LINE``
+MEMORY_LINE = "job memory peak_mib={peak:.0f} mem_mb={declared}"
+MEMORY_PATTERN = re.compile(r"job memory peak_mib=([0-9]+) mem_mb=([0-9]+|none)")
 
 #: one line per named part of a job (:func:`phase`), logged before ``CPU_LINE``
 PHASE_LINE = "job phase {name} cpu_s={cpu:.3f} wall_s={wall:.3f}"
@@ -109,10 +113,8 @@ def cpu_seconds() -> tuple[float, float]:
 
 
 #: glibc's mallopt parameters (malloc.h) and the values every job sets: no block of the main
-#: thread (where every job's numerics run) is a fresh mmap, whatever its size (M_MMAP_MAX 0; by
-#: default a block above the mmap threshold, at most 32 MiB on 64-bit, is one; another thread's
-#: arena still maps a block too large for it), and what is freed stays in the heap for the next
-#: allocation (trim and top pad far above a job's working set)
+#: thread is a fresh mmap, whatever its size (M_MMAP_MAX 0; another thread's arena still maps a
+#: block too large for it), and what is freed stays in the heap (trim and top pad far above)
 M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_MAX = -1, -2, -4
 ALLOCATOR = {M_MMAP_MAX: 0, M_TRIM_THRESHOLD: 1 << 30, M_TOP_PAD: 64 << 20}
 #: what a job's log says of the setting
@@ -120,16 +122,12 @@ ALLOCATOR_LINE = "every block from the heap, kept"
 
 
 def configure_allocator() -> bool:
-    """Keep a job's freshly allocated arrays in glibc's heap; every job sets it
-    (:func:`rule_logging`). By default every block above glibc's (dynamic) mmap threshold is a
-    fresh mmap whose first touch page-faults: 400–550 faults per sampled training step, 6–10 % of
-    its CPU in the kernel, a third of the smoothness floor's CPU before its solver worked in place
-    (CHANGELOG 1.10.1), and a third of Experiment S's excess curve, whose ~86 MB arrays are above
-    any threshold glibc allows (so the main thread maps no block now; benchmarks/allocator.json
-    measures the current code against glibc's default and the setting before 1.20.0). The
-    numbers do not change (an allocator places memory, it computes nothing:
-    tests/unit/test_allocator.py runs a training job, the floor and the spectrum with and without
-    it, bitwise equal). Returns whether the settings took (False off glibc)."""
+    """Keep a job's freshly allocated arrays in glibc's heap (every job, :func:`rule_logging`):
+    by default a block above glibc's mmap threshold is a fresh mmap whose first touch page-faults
+    (a sampled training step's 400–550 faults; Experiment S's ~86 MB arrays are above any
+    threshold, so the main thread maps none now; benchmarks/allocator.json). The numbers do not
+    change (tests/unit/test_allocator.py: training, floor and spectrum bitwise equal with and
+    without). Returns whether the settings took (False off glibc)."""
     import ctypes
     import ctypes.util
 
@@ -191,6 +189,11 @@ def rule_logging(smk):
             log.info(PHASE_LINE.format(name=name, cpu=cpu, wall=wall))
         for name, flop in _flops.items():
             log.info(FLOP_LINE.format(name=name, flop=flop))
+        peak = peak_memory_mib()
+        declared = getattr(getattr(smk, "resources", None), "mem_mb", None)
+        log.info(MEMORY_LINE.format(peak=peak, declared=declared or "none"))
+        if declared and peak > declared:
+            log.warning("peak memory %.0f MiB is above mem_mb=%s: raise the rule's", peak, declared)
         user, system = cpu_seconds()
         log.info(CPU_LINE.format(total=user + system, startup=startup, user=user, sys=system))
         leave = skips_teardown(smk)
@@ -212,23 +215,18 @@ EXIT_LINE = "exit: at once, no interpreter teardown"
 
 def skips_teardown(smk) -> bool:
     """Whether a job that finished leaves without the interpreter's teardown: in a Snakemake
-    ``script:`` job (``smk`` is Snakemake's own object, of a ``snakemake`` module, and the running
-    script is one Snakemake's preamble began: it sets ``__real_file__``; every rule's shim ends
-    with its :func:`rule_logging` block), unless ``CRL_FULL_EXIT=1``. A test's stand-in object, or
-    Snakemake's object used in a notebook or a test process, never does."""
+    ``script:`` job (``smk`` is Snakemake's own object and Snakemake's preamble, which sets
+    ``__real_file__``, began the script), unless ``CRL_FULL_EXIT=1``; never a test's stand-in."""
     ours = type(smk).__module__.partition(".")[0] == "snakemake"
     script = hasattr(sys.modules.get("__main__"), "__real_file__")
     return ours and script and os.environ.get(FULL_EXIT_ENV) != "1"
 
 
 def exit_now() -> None:
-    """End the process at once, its logs and streams flushed: no interpreter teardown. A job that
-    imported torch spent ~0.5 s of CPU after its last line tearing the interpreter down (module
-    destructors, torch's static state), CPU its log's ``CPU_LINE`` did not count and its core's
-    next job waited for (benchmarks/job_exit.py measures it). Every output is written and closed by
-    then (:func:`atomic_path`); open locks (a GPU slot, the native build's) are released by the
-    kernel as the process ends. Status 0, or 120 (the interpreter's own status for it) when a
-    stream cannot be flushed: a lost write is not a success."""
+    """End the process at once, its logs and streams flushed: no interpreter teardown (module
+    destructors, torch's static state: CPU after the log's ``CPU_LINE`` that the core's next job
+    waited for; benchmarks/job_exit.py). Outputs are closed by then (:func:`atomic_path`), locks go
+    with the process. Status 0, or 120 (the interpreter's) when a stream cannot be flushed."""
     logging.shutdown()
     status = 0
     for stream in (sys.stdout, sys.stderr):
@@ -247,13 +245,27 @@ def guarded(train: dict, config: dict) -> dict:
     return {**train, "max_loss": config["train"]["max_loss"]}
 
 
+def proc_status(field: str) -> str | None:
+    """A field of /proc/self/status (its first word), None where there is none (not Linux)."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(f"{field}:"):
+                return line.split()[1]
+    return None
+
+
+def peak_memory_mib() -> float:
+    """This process's peak resident memory (MiB) since its exec (/proc's VmHWM; getrusage's
+    ru_maxrss would keep the peak of the process that spawned it: Snakemake's)."""
+    peak = proc_status("VmHWM")  # kB
+    return (int(peak) if peak else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024
+
+
 def current_umask() -> int:
     """The process umask, read without changing it where /proc tells it (no window in which
     another thread would create files with a wrong mask)."""
-    with contextlib.suppress(OSError, ValueError):
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
+    with contextlib.suppress(TypeError, ValueError):
+        return int(proc_status("Umask"), 8)
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
@@ -264,12 +276,9 @@ def atomic_path(path: str | os.PathLike):
     """Yield a temporary path beside ``path``; move it into place only if the block succeeds.
 
     A crashed job never leaves a half-written output behind. A job killed mid-write (SIGKILL, or
-    SIGTERM, whose default action skips the clean-up) leaves its temporary ``.NAME.XXXXXXXX.part``;
-    the next write of the same path removes such leftovers. Another process's temporary of the
-    same path, still being written, is not a concern: within a workdir exactly one job writes a
-    given output and Snakemake's lock forbids a second run, so a ``.part`` of this path that exists
-    when this job writes it is a leftover.
-    """
+    SIGTERM, whose default action skips the clean-up) leaves its temporary ``.NAME.XXXXXXXX.part``,
+    which the next write of the path removes: within a workdir one job writes a given output and
+    Snakemake's lock forbids a second run, so such a ``.part`` is a leftover, never a live write."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_parts(path)

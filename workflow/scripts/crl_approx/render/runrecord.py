@@ -30,6 +30,17 @@ def job_cpu(log_path: Path | str) -> tuple[float, float] | None:
     return (float(found[-1][0]), float(found[-1][1])) if found else None
 
 
+def job_memory(log_path: Path | str) -> tuple[float, int | None] | None:
+    """(peak resident MiB, the rule's ``mem_mb`` or None) of a job's log (``MEMORY_LINE``)."""
+    from ..runtime import MEMORY_PATTERN
+
+    found = _log_lines(log_path, MEMORY_PATTERN)
+    if not found:
+        return None
+    peak, declared = found[-1]
+    return float(peak), None if declared == "none" else int(declared)
+
+
 def job_phases(log_path: Path | str) -> dict[str, float]:
     """{phase: CPU seconds} a training job's log records at its end (crl_approx.runtime.phase:
     steps, validation, evaluation, metrics, write); empty for a job without phases."""
@@ -111,10 +122,11 @@ def job_times(root: Path | str) -> dict:
     """Per rule, from Snakemake's benchmark files under ``root``: jobs, job time (the sum of the
     ``s`` column), the longest job, and every job's time keyed by its benchmark path; and from
     each job's log (``logs/`` beside ``root``, the same path), the jobs' own CPU time
-    (``cpu_s``, ``startup_cpu_s``, over ``cpu_jobs`` jobs that recorded it) and, for training
-    rules, its parts (``phase_cpu_s``), the matmul work its loops counted (``flop``) with the CPU
-    of the steps and validation of the jobs that counted it (``flop_cpu_s``), and how many jobs
-    ran a step loop without counting (``uncounted_jobs``, a log from before the counts)."""
+    (``cpu_s``, ``startup_cpu_s``, over ``cpu_jobs`` jobs), their largest peak memory
+    (``peak_mib``, ``peak_job``) beside the rule's ``mem_mb``, and, for training rules, its parts
+    (``phase_cpu_s``), the matmul work its loops counted (``flop``) with the CPU of the steps and
+    validation of the jobs that counted it (``flop_cpu_s``), and how many jobs ran a step loop
+    without counting (``uncounted_jobs``, a log from before the counts)."""
     out = {}
     logs = Path(root).parent / "logs"
     for rule, jobs in benchmark_rows(root).groupby("rule"):
@@ -127,6 +139,10 @@ def job_times(root: Path | str) -> dict:
             "cpu_s": round(sum(c[0] for c in cpu), 2),
             "startup_cpu_s": round(sum(c[1] for c in cpu), 2),
         }
+        memory = {job: m for job in per if (m := job_memory(logs / f"{job}.log")) is not None}
+        if memory:
+            top = max(memory, key=lambda job: memory[job][0])
+            out[rule] |= {"peak_mib": memory[top][0], "peak_job": top, "mem_mb": memory[top][1]}
         # per job: its parts' CPU, and the work it counted with the CPU of the parts that did it
         # (steps, validation); a job with a step loop but no count (a log from before the
         # counts) apart
