@@ -52,10 +52,10 @@ def current_job() -> dict:
 CPU_LINE = "job cpu_s={total:.3f} startup_cpu_s={startup:.3f} user_s={user:.3f} sys_s={sys:.3f}"
 CPU_PATTERN = re.compile(r"job cpu_s=([0-9.]+) startup_cpu_s=([0-9.]+)")
 
-#: a job's peak resident memory (MiB) against its rule's ``mem_mb``, what a cluster reserves
-#: for it (``none`` where it declares none), logged before ``CPU_LINE``
-MEMORY_LINE = "job memory peak_mib={peak:.0f} mem_mb={declared}"
-MEMORY_PATTERN = re.compile(r"job memory peak_mib=([0-9]+) mem_mb=([0-9]+|none)")
+#: a job's peak resident memory and its largest child's (MiB; :func:`peak_memory_mib`) against
+#: its rule's ``mem_mb`` (SLURM's ``--mem``, in MiB; ``none``: not declared), before ``CPU_LINE``
+MEMORY_LINE = "job memory peak_mib={peak:.0f} children_peak_mib={kids:.0f} mem_mb={declared}"
+MEMORY_PATTERN = re.compile(r"job memory peak_mib=([0-9]+) (?:children\S+ )?mem_mb=([0-9]+|none)")
 
 #: one line per named part of a job (:func:`phase`), logged before ``CPU_LINE``
 PHASE_LINE = "job phase {name} cpu_s={cpu:.3f} wall_s={wall:.3f}"
@@ -83,8 +83,7 @@ def _children_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-#: the line each training job logs once: which step it runs (crl_approx.training.native:
-#: ``compiled``, or ``python`` and why)
+#: a training job's one line on the step it runs (training.native: ``compiled``, or ``python``, why)
 STEP_LINE = "job training step: {step}"
 STEP_PATTERN = re.compile(r"job training step: (.+)$", re.MULTILINE)
 
@@ -189,11 +188,11 @@ def rule_logging(smk):
             log.info(PHASE_LINE.format(name=name, cpu=cpu, wall=wall))
         for name, flop in _flops.items():
             log.info(FLOP_LINE.format(name=name, flop=flop))
-        peak = peak_memory_mib()
+        peak, kids = peak_memory_mib()
         declared = getattr(getattr(smk, "resources", None), "mem_mb", None)
-        log.info(MEMORY_LINE.format(peak=peak, declared=declared or "none"))
+        log.info(MEMORY_LINE.format(peak=peak, kids=kids, declared=declared or "none"))
         if declared and peak > declared:
-            log.warning("peak memory %.0f MiB is above mem_mb=%s: raise the rule's", peak, declared)
+            log.warning("peak memory %.0f MiB above mem_mb=%s: raise it", peak, declared)
         user, system = cpu_seconds()
         log.info(CPU_LINE.format(total=user + system, startup=startup, user=user, sys=system))
         leave = skips_teardown(smk)
@@ -248,17 +247,18 @@ def guarded(train: dict, config: dict) -> dict:
 def proc_status(field: str) -> str | None:
     """A field of /proc/self/status (its first word), None where there is none (not Linux)."""
     with contextlib.suppress(OSError):
-        for line in Path("/proc/self/status").read_text().splitlines():
+        for line in Path("/proc/self/status").read_text(errors="replace").splitlines():
             if line.startswith(f"{field}:"):
                 return line.split()[1]
     return None
 
 
-def peak_memory_mib() -> float:
+def peak_memory_mib() -> tuple[float, float]:
     """This process's peak resident memory (MiB) since its exec (/proc's VmHWM; getrusage's
-    ru_maxrss would keep the peak of the process that spawned it: Snakemake's)."""
-    peak = proc_status("VmHWM")  # kB
-    return (int(peak) if peak else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024
+    ru_maxrss would keep the peak of the process that spawned it: Snakemake's), and its largest
+    waited-for child's (ru_maxrss, which can be this process's at the spawn: an upper bound)."""
+    own = proc_status("VmHWM") or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # kB
+    return int(own) / 1024, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 
 
 def current_umask() -> int:

@@ -9,7 +9,6 @@ them on crafted records whose answers are known by hand.
 from __future__ import annotations
 
 import fnmatch
-import math
 
 #: the training and probe rules README's job-time table lists one by one (the rest are summed)
 BIG_RULES = (
@@ -225,24 +224,24 @@ def run_ab(record: dict) -> dict:
 
 def memory(record: dict, top: int = 8) -> dict | None:
     """A run's peak memory per rule against its ``mem_mb`` (crl_approx.runtime.MEMORY_LINE, via
-    runrecord.job_times): the rules with a recorded peak, the ``top`` of them by peak over
-    mem_mb, the largest peak, and the rules above their mem_mb (a cluster would kill those);
-    None for a record without peaks."""
+    runrecord.job_times): the rules with a recorded peak, the ``top`` of those with a request by
+    peak over it, the largest peak, the rules with a job above its request (a cluster would kill
+    it) and those with no request; None for a record without peaks."""
     rows = [
-        {"rule": rule, **{k: r[k] for k in ("peak_mib", "peak_job", "mem_mb", "jobs")}}
+        {"rule": rule, **{k: r.get(k) for k in ("peak_mib", "peak_job", "mem_mb", "jobs")}}
+        | {"over_jobs": r.get("over_jobs", 0)}
         for rule, r in record["rules"].items()
         if r.get("peak_mib") is not None
     ]
     if not rows:
         return None
-    for row in rows:
-        row["share"] = row["peak_mib"] / row["mem_mb"] if row["mem_mb"] else math.inf
-    rows.sort(key=lambda row: -row["share"])
-    largest = max(rows, key=lambda row: row["peak_mib"])
+    asked = [row | {"share": row["peak_mib"] / row["mem_mb"]} for row in rows if row["mem_mb"]]
+    asked.sort(key=lambda row: -row["share"])
     return {
         "rules": len(rows),
         "unrecorded": sorted(set(record["rules"]) - {row["rule"] for row in rows}),
-        "top": rows[:top],
-        "largest": largest,
-        "above": [row for row in rows if row["share"] > 1],
+        "unrequested": [row["rule"] for row in rows if not row["mem_mb"]],
+        "top": asked[:top],
+        "largest": max(rows, key=lambda row: row["peak_mib"]),
+        "above": [row for row in asked if row["share"] > 1 or row["over_jobs"]],
     }

@@ -31,14 +31,12 @@ def job_cpu(log_path: Path | str) -> tuple[float, float] | None:
 
 
 def job_memory(log_path: Path | str) -> tuple[float, int | None] | None:
-    """(peak resident MiB, the rule's ``mem_mb`` or None) of a job's log (``MEMORY_LINE``)."""
+    """(peak MiB, the rule's ``mem_mb`` or None) of a job's log (runtime.MEMORY_LINE)."""
     from ..runtime import MEMORY_PATTERN
 
     found = _log_lines(log_path, MEMORY_PATTERN)
-    if not found:
-        return None
-    peak, declared = found[-1]
-    return float(peak), None if declared == "none" else int(declared)
+    peak, declared = found[-1] if found else (None, None)
+    return None if peak is None else (float(peak), None if declared == "none" else int(declared))
 
 
 def job_phases(log_path: Path | str) -> dict[str, float]:
@@ -123,7 +121,8 @@ def job_times(root: Path | str) -> dict:
     ``s`` column), the longest job, and every job's time keyed by its benchmark path; and from
     each job's log (``logs/`` beside ``root``, the same path), the jobs' own CPU time
     (``cpu_s``, ``startup_cpu_s``, over ``cpu_jobs`` jobs), their largest peak memory
-    (``peak_mib``, ``peak_job``) beside the rule's ``mem_mb``, and, for training rules, its parts
+    (``peak_mib``, ``peak_job``) beside its ``mem_mb``, the jobs above their own (``over_jobs``),
+    and, for training rules, its parts
     (``phase_cpu_s``), the matmul work its loops counted (``flop``) with the CPU of the steps and
     validation of the jobs that counted it (``flop_cpu_s``), and how many jobs ran a step loop
     without counting (``uncounted_jobs``, a log from before the counts)."""
@@ -143,6 +142,7 @@ def job_times(root: Path | str) -> dict:
         if memory:
             top = max(memory, key=lambda job: memory[job][0])
             out[rule] |= {"peak_mib": memory[top][0], "peak_job": top, "mem_mb": memory[top][1]}
+            out[rule]["over_jobs"] = sum(1 for peak, req in memory.values() if req and peak > req)
         # per job: its parts' CPU, and the work it counted with the CPU of the parts that did it
         # (steps, validation); a job with a step loop but no count (a log from before the
         # counts) apart
