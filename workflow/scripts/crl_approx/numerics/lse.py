@@ -55,7 +55,11 @@ def _top(h: np.ndarray, w: np.ndarray) -> np.ndarray | None:
         top = h.max(axis=1, keepdims=True)
     else:  # the maximum over the used columns (a masked reduction: slower, never writes)
         top = np.max(h, axis=1, where=used[None, :], initial=-np.inf, keepdims=True)
-    return top if np.all(np.abs(top) < 1e300) else None  # also NaN, ±inf
+    size = np.abs(top)
+    # finite and not near overflow (also NaN, ±inf); 0 or far from the subnormals, so that
+    # h_ij − m_i is 0 exactly where h_ij = m_i also in a process that flushes subnormals to zero
+    # (a training job: torch.set_flush_denormal), as scipy's h_ij == m_i is
+    return top if np.all((size < 1e300) & ((size == 0) | (size > 1e-290))) else None
 
 
 def _rows(h: np.ndarray, w: np.ndarray, top: np.ndarray, overwrite: bool) -> np.ndarray:
@@ -65,7 +69,7 @@ def _rows(h: np.ndarray, w: np.ndarray, top: np.ndarray, overwrite: bool) -> np.
         a = np.array(h, order="C") if a is None else a
         a[:, zero] = -np.inf
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        # exactly 0 where h_ij = m_i (gradual underflow: no flush to zero), −inf where h_ij = −inf
+        # exactly 0 where h_ij = m_i (see _top), −inf where h_ij = −inf
         d = np.subtract(h if a is None else a, top, out=a)
         is_max = d == 0
         count = np.count_nonzero(is_max, axis=1)
