@@ -67,12 +67,24 @@ def child(repo: Path, cell: str, beta: float, dims: list[int]) -> dict:
     }
 
 
-def run_child(repo: Path, cell: str, beta: float, dims: list[int]) -> dict:
+def child_json(script: str, *args: str) -> dict:
+    """``script`` with ``args`` in a fresh interpreter at one thread: the JSON of its last line."""
     env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    args = [sys.executable, __file__, "--child", cell, "--repo", str(repo), "--beta", str(beta)]
-    args += ["--dims", ",".join(map(str, dims))]
-    out = subprocess.run(args, capture_output=True, text=True, env=env, check=True)
+    cmd = [sys.executable, script, *args]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def finish(record: dict, out: Path | None) -> None:
+    """The record's closing load average, and the record written to ``out`` when given."""
+    record["load_at_end"] = os.getloadavg()[0]
+    if out:
+        out.write_text(json.dumps(record, indent=1) + "\n")
+
+
+def run_child(repo: Path, cell: str, beta: float, dims: list[int]) -> dict:
+    args = ["--child", cell, "--repo", str(repo), "--beta", str(beta)]
+    return child_json(__file__, *args, "--dims", ",".join(map(str, dims)))
 
 
 def git(*args) -> str:
@@ -150,9 +162,7 @@ def main(argv=None) -> int:
                 f"{row['max_rel_floor_change']:.1e} relative; L-BFGS iterations "
                 f"{b['iterations']} -> {f['iterations']}"
             )
-    record["load_at_end"] = os.getloadavg()[0]
-    if a.out:
-        a.out.write_text(json.dumps(record, indent=1) + "\n")
+    finish(record, a.out)
     return 0
 
 

@@ -19,11 +19,10 @@ import hashlib
 import json
 import os
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
-from floor_speed import REPO, checkout, git
+from floor_speed import REPO, checkout, child_json, finish, git
 
 TABLES = ("world", "eigenvalues", "excess", "eps")  # what smoothness.run_world writes
 
@@ -60,10 +59,7 @@ def child(repo: Path, beta: float) -> dict:
 
 
 def run_child(repo: Path, beta: float) -> dict:
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    args = [sys.executable, __file__, "--child", "--repo", str(repo), "--betas", str(beta)]
-    out = subprocess.run(args, capture_output=True, text=True, env=env, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return child_json(__file__, "--child", "--repo", str(repo), "--betas", str(beta))
 
 
 def main(argv=None) -> int:
@@ -111,9 +107,7 @@ def main(argv=None) -> int:
                 f"{row['after_max_rss_mib']:.0f} MiB ({row['speedup']:.2f}x); "
                 f"tables {'bitwise the same' if row['bitwise'] else 'DIFFER'}"
             )
-    record["load_at_end"] = os.getloadavg()[0]
-    if a.out:
-        a.out.write_text(json.dumps(record, indent=1) + "\n")
+    finish(record, a.out)
     return 0 if same else 1
 
 

@@ -14,36 +14,38 @@ import pytest
 from conftest import REPO
 
 
-def steps(cell: str, default_allocator: bool, autograd: bool = False, n: int = 30) -> dict:
-    env = dict(os.environ, CRL_DEFAULT_ALLOCATOR="1" if default_allocator else "0")
-    env["CRL_AUTOGRAD_STEP"] = "1" if autograd else "0"
-    script = REPO / "benchmarks" / "step_levers.py"
+def bench_child(script: str, args: list[str], **env: str) -> dict:
+    """benchmarks/``script`` with ``args`` in a fresh interpreter, ``env`` added to the
+    environment: the JSON record of its last line."""
     out = subprocess.run(
-        [sys.executable, str(script), "--child", cell, "--steps", str(n)],
+        [sys.executable, str(REPO / "benchmarks" / script), *args],
         capture_output=True,
         text=True,
-        env=env,
+        env=dict(os.environ, **env),
         check=True,
         timeout=300,
     )
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def steps(cell: str, default_allocator: bool, autograd: bool = False, n: int = 30) -> dict:
+    return bench_child(
+        "step_levers.py",
+        ["--child", cell, "--steps", str(n)],
+        CRL_DEFAULT_ALLOCATOR="1" if default_allocator else "0",
+        CRL_AUTOGRAD_STEP="1" if autograd else "0",
+    )
 
 
 def allocator_child(cell: str, default: bool, args: list[str], previous: bool = False) -> dict:
     """One cell of benchmarks/allocator.py in a fresh interpreter: glibc's default allocator, the
     jobs' setting before 1.20.0 (``previous``) or the current one; its record."""
-    env = dict(os.environ, CRL_DEFAULT_ALLOCATOR="1" if default else "0")
-    env["CRL_PREVIOUS_ALLOCATOR"] = "1" if previous else "0"
-    script = REPO / "benchmarks" / "allocator.py"
-    out = subprocess.run(
-        [sys.executable, str(script), "--child", cell, *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        check=True,
-        timeout=300,
+    return bench_child(
+        "allocator.py",
+        ["--child", cell, *args],
+        CRL_DEFAULT_ALLOCATOR="1" if default else "0",
+        CRL_PREVIOUS_ALLOCATOR="1" if previous else "0",
     )
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def test_the_setting_takes_on_glibc():

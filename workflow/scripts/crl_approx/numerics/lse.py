@@ -83,10 +83,7 @@ def _rows(h: np.ndarray, w: np.ndarray, top: np.ndarray, overwrite: bool) -> np.
             weight = np.sum(np.where(is_max, w, 0.0), axis=1, keepdims=True)
             d[is_max] = 0.0
         s = np.sum(d, axis=1, keepdims=True)
-        # scipy's last steps, on the (n, 1) columns (s ≥ 0 and W > 0 here: no sign to carry)
-        s = np.where(s == 0, s, s / weight)
-        sign = np.sign(s + 1) * np.sign(weight)
-        s = np.where(s < -1, -s - 2, s)
-        out = np.log1p(s) + np.log(np.abs(weight)) + top
-        out[sign < 0] = np.nan
+        # scipy's last steps on the (n, 1) columns, where _top's conditions leave s ≥ 0 and
+        # W > 0: s/W where s ≠ 0 (and ±0/W is ±0), log |W| = log W, no negative sign to mark NaN
+        out = np.log1p(s / weight) + np.log(weight) + top
     return out[:, 0]
