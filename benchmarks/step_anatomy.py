@@ -9,7 +9,8 @@ interpreter at one thread, with the step the jobs run (compiled where it builds)
 1. the step's CPU time per step (user + system, getrusage), over ``--steps`` steps after 20 of
    warm-up: what the step costs;
 2. one step's ATen calls, recorded as they are dispatched (a ``TorchDispatchMode``: the compiled
-   step's calls from C++ too), each with a copy of its arguments, strides kept;
+   step's calls from C++ too), each with a copy of its arguments, strides kept: the calls a step
+   adds to a run of steps (:func:`one_step`), not those a run makes once per block of steps;
 3. each recorded call timed alone on those copies: repeated until a block of repeats lasts
    ``--block-ms``, the best of 3 blocks, less what a call costs with nothing to compute
    (``aten.alias`` of a scalar, timed the same way: the dispatch from Python); summed per kind
@@ -35,6 +36,7 @@ importing torch (CPU of the child, the least of 3). Nothing else should run on t
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import resource
@@ -123,6 +125,36 @@ def record_calls(fn) -> list:
     return calls
 
 
+def one_step(record) -> list:
+    """The calls of one step as ``run_steps`` issues it in its loop. ``record(k)`` records a run
+    of k steps: ``head + k·step + tail``, where head and tail are what a run does once (the loss
+    total; its mean). So the step is what a run of 1 step adds to a run of none: the calls of the
+    1-step run after its first h, for the h at which the rest is the empty run's (exit 1 if none
+    fits)."""
+    none, one = record(0), record(1)
+    n = len(one) - len(none)
+    names0, names1 = [c[0] for c in none], [c[0] for c in one]
+    for h in range(len(none) + 1):
+        if n > 0 and names1[:h] + names1[h + n :] == names0:
+            return one[h : h + n]
+    sys.exit(f"one step's calls not found: {len(none)} calls for no step, {len(one)} for 1")
+
+
+@contextlib.contextmanager
+def once_per_run_muted(step_loss):
+    """The hand-written steps' weights are copied into the model (``write_back``, ~100 calls) when
+    a run of steps returns, once per block of steps in a job: not a step's; muted here."""
+    weights = getattr(step_loss, "weights", None)
+    if weights is None:
+        yield
+        return
+    weights.write_back = lambda: None
+    try:
+        yield
+    finally:
+        del weights.write_back
+
+
 def cpu_s() -> float:
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
@@ -157,7 +189,8 @@ def child(cell: str, steps: int, block_ms: float) -> dict:
     t = cpu_s()
     run_steps(model, opt, step_loss, steps)
     step_s = (cpu_s() - t) / steps
-    calls = record_calls(lambda: run_steps(model, opt, step_loss, 1))
+    with once_per_run_muted(step_loss):
+        calls = one_step(lambda k: record_calls(lambda: run_steps(model, opt, step_loss, k)))
     import torch
 
     call_s = time_alone(torch.ops.aten.alias.default, (torch.zeros(()),), {}, block_ms / 1e3)

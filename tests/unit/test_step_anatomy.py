@@ -69,7 +69,10 @@ def test_a_steps_recorded_products_are_its_work_in_closed_form(cell, job_setting
     assert got_shape == (batch, *d_in, int(cell[-1]))
     # the step the jobs run: compiled where it builds (the recorder sees its calls from C++)
     assert (step_loss.weights.native is not None) == (native.module() is not None)
-    calls = step_anatomy.record_calls(lambda: run_steps(model, opt, step_loss, 1))
+    with step_anatomy.once_per_run_muted(step_loss):
+        calls = step_anatomy.one_step(
+            lambda k: step_anatomy.record_calls(lambda: run_steps(model, opt, step_loss, k))
+        )
     flops = sum(
         step_anatomy.product_flops(name, args)
         for name, _, args, _ in calls
@@ -83,6 +86,43 @@ def test_a_steps_recorded_products_are_its_work_in_closed_form(cell, job_setting
     names = [name for name, *_ in calls]
     assert names.count("aten._softmax.default") == replicas
     assert names.count("aten._fused_adamw_.default") == 1
+
+
+@pytest.mark.parametrize("cell", ["gmm_samples_D2", "gmm_population_D2"])
+def test_one_step_is_the_loops_body_without_what_a_run_does_once(cell, job_settings):
+    """The calls one_step finds are those of the loop's body issued by hand (the step, the
+    optimiser's update, the loss total's sum): not the ~100 a run makes when it returns (the
+    weights copied into the model), nor the total's set-up and mean."""
+    from crl_approx.training.loops import run_steps
+
+    model, opt, step_loss, _ = step_anatomy.build_step(cell, 10)
+    run_steps(model, opt, step_loss, 2)  # past the first batch's draw of an epoch's order
+
+    def record(k):
+        return step_anatomy.record_calls(lambda: run_steps(model, opt, step_loss, k))
+
+    with step_anatomy.once_per_run_muted(step_loss):
+        found = [name for name, *_ in step_anatomy.one_step(record)]
+    total = torch.zeros(model.replicas)
+
+    def body():
+        loss = step_loss()
+        opt.update(step_loss.weights.grads)
+        total.add_(loss.detach())
+
+    assert found == [name for name, *_ in step_anatomy.record_calls(body)]
+    assert len(record(1)) > len(found) + 50  # unmuted: the copy into the model as well
+
+
+def test_one_step_refuses_runs_that_do_not_add_a_step():
+    def calls(*names):
+        return [(n, None, (), {}) for n in names]
+
+    runs = {0: calls("zeros", "div"), 1: calls("zeros", "a", "b", "div")}
+    assert [c[0] for c in step_anatomy.one_step(runs.get)] == ["a", "b"]
+    runs[1] = calls("zeros", "a", "b", "mean")
+    with pytest.raises(SystemExit, match="one step's calls not found"):
+        step_anatomy.one_step(runs.get)
 
 
 def test_a_recorded_call_keeps_its_arguments_as_they_were():
