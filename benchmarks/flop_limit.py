@@ -1,19 +1,23 @@
 """Each training path's job against its FLOP limit, measured side by side in one run.
 
 FLOP limit of a job = its matrix products' floating-point work (every stacked seed, forward +
-backward of every step as three forward passes, plus the forward passes of validation; the
-softmax, ReLU, AdamW and bias adds are not counted) at this host's one-thread float32 matmul peak,
-which is measured in the same run (a 2048³ matmul, best of 5). Each cell's real job runs alone
-(``snakemake --cores 1 --forcerun RULE TARGET`` in a scratch folder on the default config, its
-inputs made first and not timed); its own log gives its CPU time, split into start-up, the step
-loop, validation, evaluation (per-epoch checkpoints and exact excess), final metrics and writing
-(crl_approx.runtime.phase). The jobs run the compiled step (crl_approx.training.native), built
-first and untimed, where it builds; ``CRL_NATIVE_STEP=0`` measures the Python step (the record's
-``step`` says which). Prints one row per cell: CPU / limit for the job and for its step
-loop alone, and where the rest of the job went. Nothing else should run on the host.
+backward of every step as three forward passes, plus the forward passes of validation; the softmax,
+ReLU, AdamW and bias adds are not counted) at this host's one-thread float32 matmul peak (a 2048³
+matmul, best of 5), measured just before and just after each job: the job's limit is at their mean,
+since a shared host's speed drifts within a run (the record keeps every probe's range). Each cell's
+real job runs alone (``snakemake --cores 1 --forcerun RULE TARGET`` in a scratch folder on the
+default config, its inputs made first and not timed); its own log gives its CPU time, split into
+start-up, the step loop, validation, evaluation (per-epoch checkpoints and exact excess), final
+metrics and writing (crl_approx.runtime.phase). The jobs run the compiled step
+(crl_approx.training.native), built first and untimed, where it builds; ``CRL_NATIVE_STEP=0``
+measures the Python step (the record's ``step`` says which).
+Every cell runs ``--repeats`` times, alternating (every cell once, then again). Prints one line per
+job: CPU / limit for the job and for its step loop alone, and where the rest of the job went; the
+record keeps each cell's median run by job / limit, the range of both ratios over its runs and each
+run's numbers. Nothing else should run on the host.
 
     python3 benchmarks/flop_limit.py [--dest /tmp/crl-flop-limit] [--out benchmarks/flop_limit.json]
-                                     [--cells gmm_samples_D2,lcgm_samples_D8,...]
+                                     [--cells gmm_samples_D2,lcgm_samples_D8,...] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import datetime as dt
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -131,11 +136,86 @@ def snakemake(dest: Path, *args: str) -> str:
     return proc.stdout + proc.stderr
 
 
+def measure(name: str, dest: Path, cfg: dict) -> dict:
+    """One run of one cell's job alone, between two measurements of the host's one-thread matmul
+    peak; its limit at their mean (the host's speed drifts by more than 10 % within minutes)."""
+    rule, target, kind = CELLS[name]
+    load = os.getloadavg()[0]
+    before = matmul_peak()
+    t0 = time.monotonic()
+    text = snakemake(dest, "--cores", "1", "--forcerun", rule, "--", target)
+    wall = time.monotonic() - t0
+    after = matmul_peak()
+    peak = (before + after) / 2
+    log = re.search(r"log: (\S+\.log)", text).group(1)
+    cpu, startup = job_cpu(dest / log)
+    phases = job_phases(dest / log)
+    ran = sorted(set(job_steps(dest / log)))  # the step the job ran, as it logged it
+    metrics = json.loads((dest / target).read_text())
+    flops = work(kind, metrics, cfg)
+    # the job's own count (its log, crl_approx.runtime.count_flops) against this work model
+    counted = job_flops(dest / log)
+    model_flop = flops["step_flops"] + flops["val_flops"]
+    if abs(sum(counted.values()) - model_flop) > 1e-9 * model_flop:
+        sys.exit(f"{name}: the job counted {counted} FLOP, this work model {model_flop:.6g}")
+    limit = model_flop / peak
+    step_limit = flops["step_flops"] / peak
+    return {
+        "cell": name,
+        "rule": rule,
+        "steps": flops["steps"],
+        "peaks_gflops": [round(before / 1e9, 1), round(after / 1e9, 1)],
+        "limit_s": round(limit, 2),
+        "step_limit_s": round(step_limit, 2),  # the steps' part (the rest: validation)
+        "job_cpu_s": round(cpu, 2),
+        "job_wall_s": round(wall, 2),
+        "startup_cpu_s": round(startup, 2),
+        "phase_cpu_s": {k: round(v, 2) for k, v in phases.items()},
+        "other_cpu_s": round(cpu - startup - sum(phases.values()), 2),
+        "job_over_limit": round(cpu / limit, 2),
+        "steps_over_limit": round(phases.get("steps", float("nan")) / step_limit, 2),
+        "load_before": round(load, 2),
+        "step": ", ".join(ran),
+    }
+
+
+#: what a run of a cell keeps in the cell's summary besides the fields of its median run
+RUN_KEYS = ("peaks_gflops", "limit_s", "job_cpu_s", "job_over_limit", "steps_over_limit")
+
+
+def summary(runs: list[dict]) -> dict:
+    """A cell's row: the fields of its median run by job / limit (the lower middle one for an
+    even count), the range of both ratios over the runs, and each run's own numbers."""
+    ranked = sorted(runs, key=lambda r: r["job_over_limit"])
+    middle = ranked[(len(ranked) - 1) // 2]
+    spans = {
+        f"{k}_range": [min(r[k] for r in runs), max(r[k] for r in runs)]
+        for k in ("job_over_limit", "steps_over_limit")
+    }
+    return (
+        middle
+        | spans
+        | {
+            "runs": [{k: r[k] for k in RUN_KEYS} for r in runs],
+        }
+    )
+
+
+def line(name: str, r: dict) -> str:
+    return (
+        f"{name:26s} limit {r['limit_s']:7.2f} s  job CPU {r['job_cpu_s']:7.2f} s "
+        f"({r['job_over_limit']:.2f}x; step loop {r['steps_over_limit']:.2f}x)  "
+        f"start-up {r['startup_cpu_s']:.1f} s, {r['phase_cpu_s']}, other {r['other_cpu_s']} s; "
+        f"peak {r['peaks_gflops'][0]}, {r['peaks_gflops'][1]} GFLOP/s"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dest", type=Path, default=Path("/tmp/crl-flop-limit"))
     ap.add_argument("--out", type=Path)
     ap.add_argument("--cells", default=",".join(CELLS))
+    ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     cells = args.cells.split(",")
     args.dest.mkdir(parents=True, exist_ok=True)
@@ -147,53 +227,17 @@ def main() -> None:
     # the jobs' step: compiled where it builds (built here first, untimed), else the Python step;
     # CRL_NATIVE_STEP=0 in the environment measures the Python step
     native.module()
-    peak = matmul_peak()
-    rows = []
-    for name in cells:
-        rule, target, kind = CELLS[name]
-        load = os.getloadavg()[0]
-        t0 = time.monotonic()
-        text = snakemake(args.dest, "--cores", "1", "--forcerun", rule, "--", target)
-        wall = time.monotonic() - t0
-        log = re.search(r"log: (\S+\.log)", text).group(1)
-        cpu, startup = job_cpu(args.dest / log)
-        phases = job_phases(args.dest / log)
-        ran = sorted(set(job_steps(args.dest / log)))  # the step the job ran, as it logged it
-        metrics = json.loads((args.dest / target).read_text())
-        flops = work(kind, metrics, cfg)
-        # the job's own count (its log, crl_approx.runtime.count_flops) against this work model
-        counted = job_flops(args.dest / log)
-        model_flop = flops["step_flops"] + flops["val_flops"]
-        if abs(sum(counted.values()) - model_flop) > 1e-9 * model_flop:
-            sys.exit(f"{name}: the job counted {counted} FLOP, this work model {model_flop:.6g}")
-        limit = (flops["step_flops"] + flops["val_flops"]) / peak
-        step_limit = flops["step_flops"] / peak
-        rows.append(
-            {
-                "cell": name,
-                "rule": rule,
-                "steps": flops["steps"],
-                "limit_s": round(limit, 2),
-                "step_limit_s": round(step_limit, 2),  # the steps' part (the rest: validation)
-                "job_cpu_s": round(cpu, 2),
-                "job_wall_s": round(wall, 2),
-                "startup_cpu_s": round(startup, 2),
-                "phase_cpu_s": {k: round(v, 2) for k, v in phases.items()},
-                "other_cpu_s": round(cpu - startup - sum(phases.values()), 2),
-                "job_over_limit": round(cpu / limit, 2),
-                "steps_over_limit": round(phases.get("steps", float("nan")) / step_limit, 2),
-                "load_before": round(load, 2),
-                "step": ", ".join(ran),
-            }
-        )
-        r = rows[-1]
-        print(
-            f"{name:26s} limit {r['limit_s']:7.2f} s  job CPU {r['job_cpu_s']:7.2f} s "
-            f"({r['job_over_limit']:.2f}x; step loop {r['steps_over_limit']:.2f}x)  "
-            f"start-up {r['startup_cpu_s']:.1f} s, {r['phase_cpu_s']}, other {r['other_cpu_s']} s",
-            flush=True,
-        )
-    record = record_head(peak) | {
+    runs = {name: [] for name in cells}
+    for _ in range(args.repeats):  # alternating: every cell once, then again
+        for name in cells:
+            runs[name].append(measure(name, args.dest, cfg))
+            print(line(name, runs[name][-1]), flush=True)
+    rows = [summary(runs[name]) for name in cells]
+    peaks = [p for r in rows for run in r["runs"] for p in run["peaks_gflops"]]
+    record = record_head(statistics.median(peaks) * 1e9) | {
+        "repeats": args.repeats,
+        # every matmul-peak probe of the run (one before and one after each job), GFLOP/s
+        "peak_range_gflops": [min(peaks), max(peaks)],
         # the step every job logged it ran: "compiled", "python (…)", or "mixed"
         "step": rows[0]["step"] if len({r["step"] for r in rows}) == 1 else "mixed",
         "cells": rows,

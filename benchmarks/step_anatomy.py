@@ -20,7 +20,8 @@ interpreter at one thread, with the step the jobs run (compiled where it builds)
    C++, the caches between calls). The rest's five costliest ATen names are recorded.
 
 The limit of a step is its matmul work as ``flop_limit.py`` counts it (three forward passes of
-every replica) at this host's one-thread float32 matmul peak, measured in the same run. The
+every replica) at this host's one-thread float32 matmul peak, measured just before and just after
+each cell (the limit at their mean: a shared host's speed drifts within a run). The
 recorded products' own FLOPs must equal that count less the first layers' input gradients, which
 the count includes and no step computes (exit 1 otherwise). So ``products alone / limit`` is what
 the step would cost if it computed nothing but its products, each at the speed this host's BLAS
@@ -40,6 +41,7 @@ import contextlib
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -308,16 +310,19 @@ def main(argv=None) -> int:
     train = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["train"]
     native.module()  # built before, untimed
     load = os.getloadavg()[0]
-    peak = matmul_peak()
     torch_import = import_cpu_s()
-    rows = []
+    rows, peaks = [], []
     for cell in args.cells.split(","):
         cmd = [sys.executable, __file__, "--child", cell, "--steps", str(args.steps)]
         cmd += ["--block-ms", str(args.block_ms)]
         env = dict(os.environ, OMP_NUM_THREADS="1")
+        before = matmul_peak()  # the host's speed drifts within a run: a peak on each side
         out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
+        after = matmul_peak()
+        peaks += [before / 1e9, after / 1e9]
         meas = json.loads(out.stdout.strip().splitlines()[-1])
-        row = row_of(meas, peak, train["width"], train["depth"])
+        row = row_of(meas, (before + after) / 2, train["width"], train["depth"])
+        row["peaks_gflops"] = [round(before / 1e9, 1), round(after / 1e9, 1)]
         rows.append(row)
         a = row["alone_ms"]
         print(
@@ -330,12 +335,14 @@ def main(argv=None) -> int:
             flush=True,
         )
     print(
-        f"peak {peak / 1e9:.1f} GFLOP/s; "
+        f"peak {min(peaks):.1f}-{max(peaks):.1f} GFLOP/s; "
         f"a fresh interpreter that imports torch: {torch_import:.2f} s"
     )
     if args.out:
-        record = record_head(peak) | {
+        record = record_head(statistics.median(peaks) * 1e9) | {
             "peak_n": PEAK_N,  # the square product the peak is measured on
+            # every peak probe (one before and one after each cell), GFLOP/s
+            "peak_range_gflops": [round(min(peaks), 1), round(max(peaks), 1)],
             "narrow_side": NARROW,
             "steps": args.steps,
             "load_before": round(load, 2),
