@@ -184,9 +184,11 @@ RUN_KEYS = ("peaks_gflops", "limit_s", "job_cpu_s", "job_over_limit", "steps_ove
 
 
 def summary(runs: list[dict]) -> dict:
-    """A cell's row: the fields of its median run by job / limit (the lower middle one for an
-    even count), the range of both ratios over the runs, and each run's own numbers."""
-    ranked = sorted(runs, key=lambda r: r["job_over_limit"])
+    """A cell's row: the fields of its median run by job / limit (job CPU over limit as recorded,
+    not the rounded ratio, so that ties keep no order of running; the lower middle one for an
+    even count), the range of both ratios over the runs, and each run's peaks, limit, CPU and
+    ratios (RUN_KEYS)."""
+    ranked = sorted(runs, key=lambda r: r["job_cpu_s"] / r["limit_s"])
     middle = ranked[(len(ranked) - 1) // 2]
     spans = {
         f"{k}_range": [min(r[k] for r in runs), max(r[k] for r in runs)]

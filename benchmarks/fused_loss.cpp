@@ -105,6 +105,8 @@ std::vector<Tensor> aten_tail(const Tensor& ft, const Tensor& gt, double tau) {
 // fused row by row: no B × B matrix (ft, gt: (D, B) contiguous float32, B % 16 == 0)
 std::vector<Tensor> fused_tail(const Tensor& ft, const Tensor& gt, double tau) {
   const int D = ft.size(0), B = ft.size(1);
+  TORCH_CHECK(ft.dim() == 2 && gt.sizes() == ft.sizes(), "f and g: (D, B) both");
+  TORCH_CHECK(ft.scalar_type() == at::kFloat && gt.scalar_type() == at::kFloat, "float32");
   TORCH_CHECK(B % 16 == 0 && ft.is_contiguous() && gt.is_contiguous(), "B % 16, contiguous");
   Tensor df = at::empty({D, B}, ft.options()), dg = at::zeros({D, B}, ft.options());
   const float* f = ft.data_ptr<float>();
@@ -144,8 +146,8 @@ std::vector<Tensor> fused_tail(const Tensor& ft, const Tensor& gt, double tau) {
 std::vector<Tensor> partial_tail(const Tensor& ft, const Tensor& gt, double tau) {
   at::NoGradGuard no_grad;
   const int B = ft.size(1);
-  TORCH_CHECK(B % 16 == 0, "B % 16");
-  Tensor p = at::mm(at::mul(ft, 1.0 / tau).t(), gt);  // the logits, then ∂L/∂S in place
+  TORCH_CHECK(B % 16 == 0 && ft.scalar_type() == at::kFloat, "B % 16, float32");
+  Tensor p = at::mm(at::mul(ft, 1.0 / tau).t(), gt).contiguous();  // logits, then ∂L/∂S in place
   float* P = p.data_ptr<float>();
   double loss = 0.0;
   for (int i = 0; i < B; ++i) loss += row_grad(P + static_cast<int64_t>(i) * B, B, i);

@@ -76,7 +76,8 @@ def projection(anatomy: dict, flop: dict, rows: list[dict], replicas: int) -> li
     """Each of CELLS's step (the anatomy record's) less ``replicas`` times the saving of the
     faster fused kernel at its D, over the step's limit; and each FLOP-limit job that runs that
     step (the fresh stream's runs the mixture's) less the saving in each of its steps, over the
-    job's limit (validation's forward passes, which would save too, left as they are)."""
+    job's limit (validation's forward passes, which would save too, left as they are), for the
+    row's run and, as a range, for each run the record keeps."""
     by_dim = {r["dim"]: r for r in rows}
     jobs = {c["cell"]: c for c in flop["cells"]}
     out = []
@@ -87,6 +88,11 @@ def projection(anatomy: dict, flop: dict, rows: list[dict], replicas: int) -> li
         saving_ms = replicas * (r["aten_us"] - min(r["fused_us"], r["partial_us"])) / 1e3
         for cell in [c["cell"], *[k for k, v in JOB_STEP.items() if v == c["cell"]]]:
             job = jobs.get(cell)
+            cut_s = job["steps"] * saving_ms / 1e3 if job else 0.0
+            runs = [
+                round((run["job_cpu_s"] - cut_s) / run["limit_s"], 2)
+                for run in (job or {}).get("runs", [])
+            ]
             out.append(
                 {
                     "cell": cell,
@@ -99,9 +105,9 @@ def projection(anatomy: dict, flop: dict, rows: list[dict], replicas: int) -> li
                     ),
                     "job_over_limit": job and job["job_over_limit"],
                     "projected_job_over_limit": job
-                    and round(
-                        (job["job_cpu_s"] - job["steps"] * saving_ms / 1e3) / job["limit_s"], 2
-                    ),
+                    and round((job["job_cpu_s"] - cut_s) / job["limit_s"], 2),
+                    # over the FLOP-limit record's runs of the job, where it keeps them
+                    "projected_job_range": [min(runs), max(runs)] if runs else None,
                 }
             )
     return out

@@ -131,15 +131,15 @@ def one_step(record) -> list:
     """The calls of one step as ``run_steps`` issues it in its loop. ``record(k)`` records a run
     of k steps: ``head + k·step + tail``, where head and tail are what a run does once (the loss
     total; its mean). So the step is what a run of 1 step adds to a run of none: the calls of the
-    1-step run after its first h, for the h at which the rest is the empty run's (exit 1 if none
-    fits)."""
+    1-step run after its first h, for the one h at which the rest is the empty run's (exit 1 if
+    none fits, or several: the step's calls would be ambiguous by a shift)."""
     none, one = record(0), record(1)
     n = len(one) - len(none)
     names0, names1 = [c[0] for c in none], [c[0] for c in one]
-    for h in range(len(none) + 1):
-        if n > 0 and names1[:h] + names1[h + n :] == names0:
-            return one[h : h + n]
-    sys.exit(f"one step's calls not found: {len(none)} calls for no step, {len(one)} for 1")
+    fits = [h for h in range(len(none) + 1) if n > 0 and names1[:h] + names1[h + n :] == names0]
+    if len(fits) != 1:
+        sys.exit(f"one step's calls not found: {len(none)} calls for no step, {len(one)} for 1")
+    return one[fits[0] : fits[0] + n]
 
 
 @contextlib.contextmanager
