@@ -26,13 +26,15 @@ def reference(ft, gt, tau):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("dim", [1, 2, 8, 17])
+@pytest.mark.parametrize(("dim", "batch"), [(1, 64), (2, 16), (8, 64), (17, 48)])
 @pytest.mark.parametrize("tau", [0.5, 0.02])
-def test_every_tail_is_the_loss_and_its_gradients(dim, tau):
+def test_every_tail_is_the_loss_and_its_gradients(dim, batch, tau):
+    """Odd D, one vector of 16 lanes (B = 16) and several."""
     mod = fused_loss.build()
     gen = torch.Generator().manual_seed(dim)
-    ft, gt = torch.randn(dim, 64, generator=gen), torch.randn(dim, 64, generator=gen)
-    gt[:, 5] = 3 * ft[:, 5]  # row 5's largest score is its own pair's
+    ft, gt = torch.randn(dim, batch, generator=gen), torch.randn(dim, batch, generator=gen)
+    gt[:, 5] = 10 * ft[:, 5] / ft[:, 5].norm()  # row 5's largest score is its own pair's
+    assert int((ft.t() @ gt)[5].argmax()) == 5
     want = reference(ft, gt, tau)
     for kernel in ("aten_tail", "fused_tail", "partial_tail"):
         got = getattr(mod, kernel)(ft, gt, tau)
@@ -43,6 +45,19 @@ def test_every_tail_is_the_loss_and_its_gradients(dim, tau):
     assert float((bad[2].double() - want[2]).norm() / want[2].norm()) > 1e-2
 
 
+@pytest.mark.slow
+def test_the_fused_kernels_refuse_what_they_cannot_compute():
+    mod = fused_loss.build()
+    ft = torch.randn(2, 24)  # B not a multiple of the 16 lanes
+    for kernel in (mod.fused_tail, mod.partial_tail):
+        with pytest.raises(RuntimeError, match="B % 16"):
+            kernel(ft, torch.randn(2, 24), 0.5)
+    with pytest.raises(RuntimeError, match="both"):
+        mod.fused_tail(torch.randn(2, 32), torch.randn(2, 16), 0.5)
+    with pytest.raises(RuntimeError, match="float32"):
+        mod.fused_tail(torch.randn(2, 32).double(), torch.randn(2, 32).double(), 0.5)
+
+
 def test_the_projection_takes_each_replicas_saving_off_every_step():
     rows = [{"dim": 2, "aten_us": 400.0, "fused_us": 200.0, "partial_us": 300.0}]
     anatomy = {"cells": [{"cell": "gmm_samples_D2", "step_ms": 5.0, "limit_ms": 3.0,
@@ -50,7 +65,8 @@ def test_the_projection_takes_each_replicas_saving_off_every_step():
     flop = {
         "cells": [
             {"cell": "gmm_samples_D2", "job_over_limit": 1.8, "job_cpu_s": 18.0,
-             "limit_s": 10.0, "steps": 2000},
+             "limit_s": 10.0, "steps": 2000,
+             "runs": [{"job_cpu_s": 18.0, "limit_s": 10.0}, {"job_cpu_s": 21.2, "limit_s": 10.0}]},
             {"cell": "gmm_fresh_D2", "job_over_limit": 1.7, "job_cpu_s": 17.0,
              "limit_s": 10.0, "steps": 1000},
         ]
@@ -63,6 +79,8 @@ def test_the_projection_takes_each_replicas_saving_off_every_step():
         1.47,
     )
     assert a["projected_job_over_limit"] == 1.68
+    assert a["projected_job_range"] == [1.68, 2.0]  # (21.2 − 1.2)/10 for the slower run
+    assert b["projected_job_range"] is None  # a record that keeps no runs
     assert (b["cell"], b["step"], b["projected_job_over_limit"]) == (
         "gmm_fresh_D2",
         "gmm_samples_D2",

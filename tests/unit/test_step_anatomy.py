@@ -123,6 +123,10 @@ def test_one_step_refuses_runs_that_do_not_add_a_step():
     runs[1] = calls("zeros", "a", "b", "mean")
     with pytest.raises(SystemExit, match="one step's calls not found"):
         step_anatomy.one_step(runs.get)
+    # a step that begins as the tail does could be split two ways: refused, not guessed
+    runs = {0: calls("zeros", "div"), 1: calls("zeros", "div", "div")}
+    with pytest.raises(SystemExit, match="one step's calls not found"):
+        step_anatomy.one_step(runs.get)
 
 
 def test_a_recorded_call_keeps_its_arguments_as_they_were():
