@@ -14,7 +14,7 @@ measures the Python step (the record's ``step`` says which).
 Every cell runs ``--repeats`` times, alternating (every cell once, then again). Prints one line per
 job: CPU / limit for the job and for its step loop alone, and where the rest of the job went; the
 record keeps each cell's median run by job / limit, the range of both ratios over its runs and each
-run's numbers. Nothing else should run on the host.
+run's peaks, limit, CPU and ratios. Nothing else should run on the host.
 
     python3 benchmarks/flop_limit.py [--dest /tmp/crl-flop-limit] [--out benchmarks/flop_limit.json]
                                      [--cells gmm_samples_D2,lcgm_samples_D8,...] [--repeats 3]
@@ -128,6 +128,20 @@ def record_head(peak: float) -> dict:
     }
 
 
+def bracketed(fn):
+    """``fn()``'s result with the host's one-thread matmul peak (FLOP/s) just before and just
+    after it: a shared host's speed drifts within a run, so a limit takes their mean."""
+    before = matmul_peak()
+    out = fn()
+    return out, before, matmul_peak()
+
+
+def bracketed_head(peaks: list[float]) -> dict:
+    """:func:`record_head` at the median of a run's peak probes (GFLOP/s), with their range."""
+    low, high = round(min(peaks), 1), round(max(peaks), 1)
+    return record_head(statistics.median(peaks) * 1e9) | {"peak_range_gflops": [low, high]}
+
+
 def snakemake(dest: Path, *args: str) -> str:
     cmd = ["snakemake", "-s", str(REPO / "Snakefile"), "--directory", str(dest), *args]
     proc = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
@@ -138,14 +152,14 @@ def snakemake(dest: Path, *args: str) -> str:
 
 def measure(name: str, dest: Path, cfg: dict) -> dict:
     """One run of one cell's job alone, between two measurements of the host's one-thread matmul
-    peak; its limit at their mean (the host's speed drifts by more than 10 % within minutes)."""
+    peak (:func:`bracketed`); its limit at their mean."""
     rule, target, kind = CELLS[name]
     load = os.getloadavg()[0]
-    before = matmul_peak()
     t0 = time.monotonic()
-    text = snakemake(dest, "--cores", "1", "--forcerun", rule, "--", target)
+    text, before, after = bracketed(
+        lambda: snakemake(dest, "--cores", "1", "--forcerun", rule, "--", target)
+    )
     wall = time.monotonic() - t0
-    after = matmul_peak()
     peak = (before + after) / 2
     log = re.search(r"log: (\S+\.log)", text).group(1)
     cpu, startup = job_cpu(dest / log)
@@ -236,10 +250,9 @@ def main() -> None:
             print(line(name, runs[name][-1]), flush=True)
     rows = [summary(runs[name]) for name in cells]
     peaks = [p for r in rows for run in r["runs"] for p in run["peaks_gflops"]]
-    record = record_head(statistics.median(peaks) * 1e9) | {
+    # every matmul-peak probe of the run (one before and one after each job), GFLOP/s
+    record = bracketed_head(peaks) | {
         "repeats": args.repeats,
-        # every matmul-peak probe of the run (one before and one after each job), GFLOP/s
-        "peak_range_gflops": [min(peaks), max(peaks)],
         # the step every job logged it ran: "compiled", "python (…)", or "mixed"
         "step": rows[0]["step"] if len({r["step"] for r in rows}) == 1 else "mixed",
         "cells": rows,

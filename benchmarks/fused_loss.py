@@ -41,13 +41,18 @@ JOB_STEP = {"gmm_fresh_D2": "gmm_samples_D2"}
 
 
 def build():
-    """The kernels, compiled for this machine into the native step's cache folder."""
+    """The kernels, compiled for this machine (``-march=native``) into the native step's cache
+    folder, one sub-folder per CPU feature set (a cache shared by other hosts keeps theirs)."""
+    import hashlib
+
     from torch.utils import cpp_extension
 
     sys.path.insert(0, str(SCRIPTS))
+    from crl_approx.render.reference import cpu_kernels
     from crl_approx.training import native
 
-    where = native.cache_dir() / "fused_loss"
+    cpu = hashlib.sha256(cpu_kernels().encode()).hexdigest()[:12]
+    where = native.cache_dir() / f"fused_loss-{cpu}"
     where.mkdir(parents=True, exist_ok=True)
     return cpp_extension.load(
         name="crl_fused_loss",
@@ -65,10 +70,9 @@ def inputs(dim: int, batch: int, seed: int = 0):
     return torch.randn(dim, batch, generator=gen), torch.randn(dim, batch, generator=gen)
 
 
-def rel_diff(mod, kernel: str, ft, gt, tau: float) -> float:
-    """The largest relative difference (in each output's norm) of ``kernel`` from *aten*."""
-    ref = mod.aten_tail(ft, gt, tau)
-    got = getattr(mod, kernel)(ft, gt, tau)
+def rel_diff(got, ref) -> float:
+    """The largest relative difference (in each output's norm) of one tail's outputs from
+    another's (*aten*'s)."""
     return max(float((a - b).norm() / b.norm()) for a, b in zip(got, ref, strict=True))
 
 
@@ -134,14 +138,19 @@ def main(argv=None) -> int:
     for dim in DIMS:
         ft, gt = inputs(dim, batch)
         aten, fused, partial = mod.time_tails(ft, gt, tau, args.reps, args.blocks)
+        ref = mod.aten_tail(ft, gt, tau)
+        diff = {
+            kind: rel_diff(getattr(mod, f"{kind}_tail")(ft, gt, tau), ref)
+            for kind in ("fused", "partial")
+        }
         rows.append(
             {
                 "dim": dim,
                 "aten_us": round(1e6 * aten, 1),
                 "fused_us": round(1e6 * fused, 1),
                 "partial_us": round(1e6 * partial, 1),
-                "fused_rel_diff": float(f"{rel_diff(mod, 'fused_tail', ft, gt, tau):.1e}"),
-                "partial_rel_diff": float(f"{rel_diff(mod, 'partial_tail', ft, gt, tau):.1e}"),
+                "fused_rel_diff": float(f"{diff['fused']:.1e}"),
+                "partial_rel_diff": float(f"{diff['partial']:.1e}"),
             }
         )
         r = rows[-1]

@@ -41,7 +41,6 @@ import contextlib
 import json
 import os
 import resource
-import statistics
 import subprocess
 import sys
 import time
@@ -301,11 +300,11 @@ def main(argv=None) -> int:
         print(json.dumps(child(args.child, args.steps, args.block_ms)))
         return 0
     import yaml
-    from flop_limit import record_head
+    from flop_limit import bracketed, bracketed_head
 
     sys.path.insert(0, str(SCRIPTS))
     from crl_approx.training import native
-    from crl_approx.training.host import PEAK_N, matmul_peak
+    from crl_approx.training.host import PEAK_N
 
     train = yaml.safe_load((REPO / "config" / "config.yaml").read_text())["train"]
     native.module()  # built before, untimed
@@ -316,9 +315,11 @@ def main(argv=None) -> int:
         cmd = [sys.executable, __file__, "--child", cell, "--steps", str(args.steps)]
         cmd += ["--block-ms", str(args.block_ms)]
         env = dict(os.environ, OMP_NUM_THREADS="1")
-        before = matmul_peak()  # the host's speed drifts within a run: a peak on each side
-        out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
-        after = matmul_peak()
+        out, before, after = bracketed(
+            lambda cmd=cmd, env=env: subprocess.run(
+                cmd, capture_output=True, text=True, env=env, check=True
+            )
+        )
         peaks += [before / 1e9, after / 1e9]
         meas = json.loads(out.stdout.strip().splitlines()[-1])
         row = row_of(meas, (before + after) / 2, train["width"], train["depth"])
@@ -339,10 +340,9 @@ def main(argv=None) -> int:
         f"a fresh interpreter that imports torch: {torch_import:.2f} s"
     )
     if args.out:
-        record = record_head(statistics.median(peaks) * 1e9) | {
+        # every peak probe (one before and one after each cell), GFLOP/s
+        record = bracketed_head(peaks) | {
             "peak_n": PEAK_N,  # the square product the peak is measured on
-            # every peak probe (one before and one after each cell), GFLOP/s
-            "peak_range_gflops": [round(min(peaks), 1), round(max(peaks), 1)],
             "narrow_side": NARROW,
             "steps": args.steps,
             "load_before": round(load, 2),
