@@ -16,8 +16,12 @@ job: CPU / limit for the job and for its step loop alone, and where the rest of 
 record keeps each cell's median run by job / limit, the range of both ratios over its runs and each
 run's peaks, limit, CPU and ratios. Nothing else should run on the host.
 
+With ``--kernels aten,fused`` each sampled inner-score cell runs with either train.step_kernels
+in turn (the fused kernels change no other cell's step), a row per cell and kernel set.
+
     python3 benchmarks/flop_limit.py [--dest /tmp/crl-flop-limit] [--out benchmarks/flop_limit.json]
                                      [--cells gmm_samples_D2,lcgm_samples_D8,...] [--repeats 3]
+                                     [--kernels aten[,fused]]
 """
 
 from __future__ import annotations
@@ -150,14 +154,19 @@ def snakemake(dest: Path, *args: str) -> str:
     return proc.stdout + proc.stderr
 
 
-def measure(name: str, dest: Path, cfg: dict) -> dict:
+#: the cells whose step train.step_kernels = fused changes (the sampled step, inner score)
+FUSABLE = ("samples", "fresh", "digits")
+
+
+def measure(name: str, dest: Path, cfg: dict, kernels: str = "aten") -> dict:
     """One run of one cell's job alone, between two measurements of the host's one-thread matmul
-    peak (:func:`bracketed`); its limit at their mean."""
+    peak (:func:`bracketed`); its limit at their mean. ``kernels``: train.step_kernels."""
     rule, target, kind = CELLS[name]
     load = os.getloadavg()[0]
     t0 = time.monotonic()
+    config = ("--config", f"train.step_kernels={kernels}")
     text, before, after = bracketed(
-        lambda: snakemake(dest, "--cores", "1", "--forcerun", rule, "--", target)
+        lambda: snakemake(dest, "--cores", "1", *config, "--forcerun", rule, "--", target)
     )
     wall = time.monotonic() - t0
     peak = (before + after) / 2
@@ -190,6 +199,7 @@ def measure(name: str, dest: Path, cfg: dict) -> dict:
         "steps_over_limit": round(phases.get("steps", float("nan")) / step_limit, 2),
         "load_before": round(load, 2),
         "step": ", ".join(ran),
+        "kernels": kernels,
     }
 
 
@@ -219,7 +229,8 @@ def summary(runs: list[dict]) -> dict:
 
 def line(name: str, r: dict) -> str:
     return (
-        f"{name:26s} limit {r['limit_s']:7.2f} s  job CPU {r['job_cpu_s']:7.2f} s "
+        f"{name:26s} {r['kernels']:5s} limit {r['limit_s']:7.2f} s  "
+        f"job CPU {r['job_cpu_s']:7.2f} s "
         f"({r['job_over_limit']:.2f}x; step loop {r['steps_over_limit']:.2f}x)  "
         f"start-up {r['startup_cpu_s']:.1f} s, {r['phase_cpu_s']}, other {r['other_cpu_s']} s; "
         f"peak {r['peaks_gflops'][0]}, {r['peaks_gflops'][1]} GFLOP/s"
@@ -232,8 +243,12 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--cells", default=",".join(CELLS))
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--kernels", default="aten", help="train.step_kernels, one or several")
     args = ap.parse_args()
     cells = args.cells.split(",")
+    kernels = args.kernels.split(",")
+    # (cell, kernels) pairs: fused only where it changes the step
+    pairs = [(c, k) for c in cells for k in kernels if k == "aten" or CELLS[c][2] in FUSABLE]
     args.dest.mkdir(parents=True, exist_ok=True)
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     # every cell's inputs first (datasets, digits), untimed
@@ -243,16 +258,17 @@ def main() -> None:
     # the jobs' step: compiled where it builds (built here first, untimed), else the Python step;
     # CRL_NATIVE_STEP=0 in the environment measures the Python step
     native.module()
-    runs = {name: [] for name in cells}
-    for _ in range(args.repeats):  # alternating: every cell once, then again
-        for name in cells:
-            runs[name].append(measure(name, args.dest, cfg))
-            print(line(name, runs[name][-1]), flush=True)
-    rows = [summary(runs[name]) for name in cells]
+    runs = {pair: [] for pair in pairs}
+    for _ in range(args.repeats):  # alternating: every cell (and kernel) once, then again
+        for name, kernel in pairs:
+            runs[name, kernel].append(measure(name, args.dest, cfg, kernel))
+            print(line(name, runs[name, kernel][-1]), flush=True)
+    rows = [summary(runs[pair]) for pair in pairs]
     peaks = [p for r in rows for run in r["runs"] for p in run["peaks_gflops"]]
     # every matmul-peak probe of the run (one before and one after each job), GFLOP/s
     record = bracketed_head(peaks) | {
         "repeats": args.repeats,
+        "kernels": kernels,
         # the step every job logged it ran: "compiled", "python (…)", or "mixed"
         "step": rows[0]["step"] if len({r["step"] for r in rows}) == 1 else "mixed",
         "cells": rows,

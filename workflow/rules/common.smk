@@ -239,11 +239,22 @@ def training_data_params(wildcards):
     return lcgm_params("n_checkpoint")
 
 
+def step_kernels(objective, score="inner"):
+    """train.step_kernels where it is not the default (``aten``) and the step is one it changes
+    (the sampled step, inner score): results made before the key existed stay current.
+    """
+    kernels = config["train"].get("step_kernels", "aten")
+    if kernels == "aten" or objective != "samples" or score != "inner":
+        return {}
+    return {"step_kernels": kernels}
+
+
 def train_params(wildcards):
     """The training keys that one objective and score depend on."""
     keys = TRAIN_KEYS + TRAIN_KEYS_BY_OBJECTIVE[wildcards.objective]
     keys += TRAIN_KEYS_BY_SCORE[wildcards.score]
-    return {"score": wildcards.score} | {key: config["train"][key] for key in keys}
+    train = {"score": wildcards.score} | {key: config["train"][key] for key in keys}
+    return train | step_kernels(wildcards.objective, wildcards.score)
 
 
 def encoder_inputs(wildcards):

@@ -59,4 +59,5 @@ def digits_tower_params(wildcards):
     keys = ("width", "depth", "weight_decay")
     lr = config["digits"]["halves_lr" if wildcards.pairing == "halves" else "lr"]
     own = {"lr": lr, "schedule": config["digits"]["schedule"]}
+    own |= step_kernels("samples")
     return {"score": "inner"} | {key: config["train"][key] for key in keys} | own

@@ -81,4 +81,6 @@ def sample_size_train_params(wildcards):
     keys = TRAIN_KEYS + TRAIN_KEYS_BY_OBJECTIVE["samples"]
     keys += TRAIN_KEYS_BY_SCORE[wildcards.score]
     params = {"score": wildcards.score} | {key: config["train"][key] for key in keys}
-    return params | {"lr": float(wildcards.lr)}
+    return (
+        params | {"lr": float(wildcards.lr)} | step_kernels("samples", wildcards.score)
+    )

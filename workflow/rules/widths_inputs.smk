@@ -193,7 +193,8 @@ def widths_train_params(wildcards):
     out = {"score": config["train"]["score"]} | {k: config["train"][k] for k in keys}
     if widths_is_lcgm(wildcards.world):
         out["batch_size"] = config["widths"]["lcgm_batch"]
-    return out
+        objective = "samples"
+    return out | step_kernels(objective, config["train"]["score"])
 
 
 def widths_steps(wildcards):

@@ -129,7 +129,7 @@ class ReplicaWeights:
         self.grads: list[torch.Tensor] = []
         #: the compiled twins of this module's steps on these tensors (:mod:`.native`, bitwise the
         #: same numbers), or None for the Python ones (``compiled`` None: where they can be had)
-        self.native = native.bind(self, compiled)
+        self.native = native.bind(self, compiled, getattr(model, "step_kernels", "aten"))
 
     @torch.no_grad()
     def write_back(self) -> None:

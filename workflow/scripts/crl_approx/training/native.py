@@ -41,6 +41,11 @@ from ..runtime import STEP_LINE
 log = logging.getLogger(__name__)
 
 SOURCE = Path(__file__).with_name("native_step.cpp")
+#: what the build reads: the source and the fused kernels it includes
+SOURCES = (SOURCE, Path(__file__).with_name("fused_kernels.h"))
+#: the compiler's flags: the fused kernels' vectors in this CPU's widest registers (the ATen
+#: step's numbers are ATen's, whatever the flags)
+CFLAGS = ("-O3", "-march=native")
 
 #: the most seconds a job waits for another job's build before it runs the Python step
 LOCK_WAIT_S = 900.0
@@ -56,11 +61,16 @@ def cache_dir() -> Path:
 
 
 def build_key() -> str:
-    """What the built module depends on: the source; torch's version and where it is installed;
-    the interpreter (its ABI tag and prefix); the machine's architecture; the compiler ``$CXX``
-    names (default ``c++``). Two environments sharing a cache folder build apart."""
-    digest = hashlib.sha256(SOURCE.read_bytes())
+    """What the built module depends on: the sources and the flags; the CPU's feature flags
+    (``-march=native``); torch's version and where it is installed; the interpreter (its ABI tag
+    and prefix); the machine's architecture; the compiler ``$CXX`` names (default ``c++``). Two
+    environments, or two CPUs, sharing a cache folder build apart."""
+    from ..render.reference import cpu_kernels
+
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in SOURCES))
     parts = (
+        " ".join(CFLAGS),
+        cpu_kernels(),
         torch.__version__,
         str(Path(torch.__file__).parent),
         sysconfig.get_config_var("SOABI") or "",
@@ -145,7 +155,7 @@ def _load():
                     name=f"crl_native_step_{key}",
                     sources=[str(SOURCE)],
                     build_directory=str(build),
-                    extra_cflags=["-O2"],
+                    extra_cflags=list(CFLAGS),
                     verbose=False,
                 )
             finally:
@@ -163,18 +173,25 @@ def for_device(device: torch.device):
 
 class Steps:
     """The compiled steps bound to one :class:`.manual.ReplicaWeights`: each takes what its Python
-    twin in :mod:`.manual` takes but the weights, and sets the weights' ``grads`` as it does."""
+    twin in :mod:`.manual` takes but the weights, and sets the weights' ``grads`` as it does.
+    With ``fused``, the sampled step of the inner score runs the fused kernels
+    (``fused_in_batch_step``: fused_kernels.h; its rounding is its own, not the Python twin's)."""
 
-    def __init__(self, mod, weights):
+    def __init__(self, mod, weights, fused: bool = False):
         self.mod, self.weights = mod, weights
         #: every replica's f then g tensors, one list (the optimiser updates them in place)
         self.flat = [t for wf, wg in weights.towers for t in wf + wg]
         self.per_tower = len(weights.towers[0][0]) if weights.towers else 0
         #: each replica's log c (1,) for the cosine score; none for the inner score
         self.scales = [] if weights.log_scale is None else list(weights.scales)
+        #: the fused kernels: asked for, and the inner score (the cosine score has none)
+        self.fused = fused and not self.scales
 
     def in_batch_step(self, x, y, tau: float):
         w = self.weights
+        if self.fused:
+            losses, w.grads = self.mod.fused_in_batch_step(self.flat, self.per_tower, x, y, tau)
+            return losses
         args = (self.flat, self.per_tower, self.scales, w.learn_scale, x, y, tau)
         losses, w.grads = self.mod.in_batch_step(*args)
         return losses
@@ -191,21 +208,30 @@ class Steps:
         return losses
 
 
-def bind(weights, compiled: bool | None = None) -> Steps | None:
+def bind(weights, compiled: bool | None = None, kernels: str = "aten") -> Steps | None:
     """The compiled steps for ``weights`` (a :class:`.manual.ReplicaWeights`) where they can be
-    had and ``compiled`` is not False; None for the Python steps. ``compiled=True`` insists."""
+    had and ``compiled`` is not False; None for the Python steps. ``compiled=True`` insists.
+    ``kernels="fused"`` (train.step_kernels) runs the sampled inner-score step's fused kernels;
+    where the compiled step cannot be had, the Python step runs ATen's, with a warning."""
     device = weights.stacked[0][0].device
     mod = None if compiled is False else for_device(device)
     if compiled and mod is None:
         raise RuntimeError("the compiled training step is unavailable (see the log)")
-    if mod is not None:
-        _say("compiled")
+    fused = kernels == "fused"
+    if fused and mod is None:
+        log.warning(
+            "train.step_kernels = fused needs the compiled step: the Python step runs ATen's "
+            "kernels, whose numbers differ from the fused ones by float32 rounding"
+        )
+    steps = None if mod is None else Steps(mod, weights, fused)
+    if steps is not None:
+        _say("compiled (fused kernels)" if steps.fused else "compiled")
     elif compiled is False:
         _say("python (asked for)")
     else:
         why = "CRL_NATIVE_STEP=0" if not enabled() else "unavailable"
         _say(f"python ({why if device.type == 'cpu' else device.type + ' device'})")
-    return None if mod is None else Steps(mod, weights)
+    return steps
 
 
 @functools.cache

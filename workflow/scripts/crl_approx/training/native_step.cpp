@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "fused_kernels.h"
+
 using at::Tensor;
 using TL = std::vector<Tensor>;
 using Saved = std::vector<std::pair<Tensor, Tensor>>;
@@ -208,8 +210,55 @@ std::pair<Tensor, TL> population_step(const TL& weights, int64_t n, const TL& sc
   return {at::cat(losses), grads};
 }
 
+// in_batch_step for the inner score with fused_kernels.h's kernels (rounding differs from the
+// ATen step's: train.step_kernels = fused); a replica whose shapes the kernels do not take runs
+// the ATen step
+std::pair<Tensor, TL> fused_in_batch_step(const TL& weights, int64_t n, const Tensor& x,
+                                          const Tensor& y, double tau) {
+  at::NoGradGuard no_grad;
+  TL losses, grads;
+  const int64_t replicas = x.size(0), batch = x.size(1);
+  check_shapes(weights, n, {}, replicas);
+  TORCH_CHECK(y.size(0) == replicas, "x and y have different replica counts");
+  const double inv_tau = 1.0 / tau;
+  for (int64_t r = 0; r < replicas; ++r) {
+    const size_t of = static_cast<size_t>(r) * 2 * n;
+    Tensor xr = own(x[r]);
+    Tensor yr = own(y[r]);
+    if (!fusable(weights, of, n, xr)) {
+      Scores sc = scores(weights, of, n, xr, yr, nullptr, &inv_tau);
+      auto [loss, p] = info_nce(sc.s, tau);
+      losses.push_back(loss);
+      p.diagonal().sub_(1.0);
+      p.mul_(1.0 / batch);
+      scores_backward(weights, of, n, sc, p, false, false, grads);
+      continue;
+    }
+    FusedTower tf = fused_tower_forward(weights, of, n, xr);
+    FusedTower tg = fused_tower_forward(weights, of + n, n, yr);
+    Tensor df, dg;
+    if (tf.out.size(0) <= kTailDims) {
+      auto t = tail(tf.out, tg.out, tau);
+      losses.push_back(t[0]);
+      df = t[1];
+      dg = t[2];
+    } else {
+      auto [loss, p] = info_nce(at::mm(at::mul(tf.out, inv_tau).t(), tg.out), tau);
+      losses.push_back(loss);
+      p.diagonal().sub_(1.0);
+      p.mul_(1.0 / batch);
+      df = at::mm(tg.out, p.t());
+      dg = at::mm(tf.out, p);
+    }
+    fused_tower_backward(weights, of, n, tf, df, grads);
+    fused_tower_backward(weights, of + n, n, tg, dg, grads);
+  }
+  return {at::cat(losses), grads};
+}
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("in_batch_step", &in_batch_step);
   m.def("in_batch_losses", &in_batch_losses);
   m.def("population_step", &population_step);
+  m.def("fused_in_batch_step", &fused_in_batch_step);
 }

@@ -30,6 +30,8 @@ from torch import nn
 from torch.nn import functional as F
 
 SCORES = ("inner", "cosine")
+#: train.step_kernels: the sampled step's kernels
+STEP_KERNELS = ("aten", "fused")
 
 
 def _copies(t: torch.Tensor) -> tuple[torch.Tensor, ...]:
@@ -107,12 +109,19 @@ class StackedTwoTower(nn.Module):
         score: str = "inner",
         cosine_scale: float = 1.0,
         learn_scale: bool = True,
+        step_kernels: str = "aten",
     ):
         super().__init__()
         if score not in SCORES:
             raise ValueError(f"unknown score {score!r} (allowed: {', '.join(SCORES)})")
+        if step_kernels not in STEP_KERNELS:
+            allowed = ", ".join(STEP_KERNELS)
+            raise ValueError(f"unknown step_kernels {step_kernels!r} (allowed: {allowed})")
         self.seeds = [int(s) for s in seeds]
         self.score = score
+        #: the sampled step's kernels (train.step_kernels): ATen's, or the compiled step's fused
+        #: ones (crl_approx.training.native; rounding differs)
+        self.step_kernels = step_kernels
         self.d_x, self.d_y, self.dim = d_x, d_y, dim
         width_f, width_g = (width, width) if isinstance(width, int) else width
         shapes_f = _tower_shapes(d_x, width_f, depth, dim)
@@ -211,6 +220,7 @@ def build_model(seeds, d_x: int, d_y: int, dim: int, train: dict) -> StackedTwoT
         train.get("score", "inner"),
         train.get("cosine_scale", 1.0),
         train.get("cosine_scale_learnable", True),
+        train.get("step_kernels", "aten"),
     )
 
 

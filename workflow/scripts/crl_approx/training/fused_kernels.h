@@ -1,0 +1,310 @@
+// Issue 35's fused sampled step (native_step.cpp's fused_in_batch_step): one replica's in-batch InfoNCE step for the inner score with
+// the narrow work in the kernels below instead of ATen calls (native_step.cpp's in_batch_step
+// issues ~60 ATen calls per replica; this one 4 products and a few allocations).
+//
+// What stays ATen: the hidden layers' wide products (width × width: BLAS at the host's peak).
+// What is fused: the first layer when its input is narrow (x w + b, ReLU: one pass); the last
+// layer (D × width, D narrow: one pass per row); the tail (the scores, the softmax, the loss,
+// ∂L/∂S and its two products, row by row without a B × B matrix, for D <= kTailDims); each
+// layer's backward ReLU mask with its bias gradient (one pass), and the first layer's weight
+// gradient in that pass. Its exp is Cephes' polynomial and its sums run in their own order, so
+// the numbers agree with native_step.cpp's to float32 rounding, not bitwise; each kernel sums in
+// one fixed order (rows in chunks of kChunk, the chunks' sums added in turn), whatever the
+// replicas beside it, so a replica's numbers do not depend on the others
+// (tests/unit/test_fused_step.py).
+#pragma once
+
+#include <torch/extension.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+using at::Tensor;
+using TL = std::vector<Tensor>;
+
+namespace {
+
+typedef float vf __attribute__((vector_size(64)));
+typedef int32_t vi __attribute__((vector_size(64)));
+constexpr int kLanes = 16;
+constexpr int kChunk = 64;     // rows summed apart before their sum joins the total
+constexpr int kTailDims = 8;   // the fused tail up to this D (benchmarks/fused_loss.json)
+constexpr int kNarrowIn = 16;  // a first layer with at most this many inputs is fused
+
+vf load(const float* p) {
+  vf v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+void store(float* p, vf v) { std::memcpy(p, &v, sizeof v); }
+vf zero() { return vf{} * 0.0f; }
+float hsum(vf v) {
+  float s = 0.0f;
+  for (int l = 0; l < kLanes; ++l) s += v[l];
+  return s;
+}
+float hmax(vf v) {
+  float s = v[0];
+  for (int l = 1; l < kLanes; ++l) s = v[l] > s ? v[l] : s;
+  return s;
+}
+
+// exp(x) on 16 lanes for x <= 0 (Cephes' expf; clamped at -87)
+vf vexp_neg(vf x) {
+  const vf lo = zero() - 87.0f;
+  x = x < lo ? lo : x;
+  vf t = x * 1.44269504088896341f + 0.5f;
+  vi it = __builtin_convertvector(t, vi);
+  vf ft = __builtin_convertvector(it, vf);
+  it = it + (vi)(t < ft);  // floor for negative t
+  vf fn = __builtin_convertvector(it, vf);
+  vf r = x - fn * 0.693359375f + fn * 2.12194440e-4f;
+  vf p = r * 1.9875691500E-4f + 1.3981999507E-3f;
+  p = p * r + 8.3334519073E-3f;
+  p = p * r + 4.1665795894E-2f;
+  p = p * r + 1.6666665459E-1f;
+  p = p * r + 5.0000001201E-1f;
+  vf y = p * r * r + r + 1.0f;
+  vi bits = (it + 127) << 23;
+  return y * (vf)bits;
+}
+
+float* ptr(const Tensor& t) { return t.data_ptr<float>(); }
+
+// a += b over n floats (n % 16 == 0)
+void add_to(float* a, const float* b, int64_t n) {
+  for (int64_t c = 0; c < n; c += kLanes) store(a + c, load(a + c) + load(b + c));
+}
+
+// relu(x w + b): x (B, din), w (din, H), b (1, H)
+Tensor first_forward(const Tensor& x, const Tensor& w, const Tensor& b) {
+  const int64_t B = x.size(0), din = x.size(1), H = w.size(1);
+  Tensor out = at::empty({B, H}, x.options());
+  const float *px = ptr(x), *pw = ptr(w), *pb = ptr(b);
+  float* po = ptr(out);
+  for (int64_t i = 0; i < B; ++i) {
+    const float* xi = px + i * din;
+    for (int64_t c = 0; c < H; c += kLanes) {
+      vf acc = load(pb + c);
+      for (int64_t k = 0; k < din; ++k) acc += load(pw + k * H + c) * xi[k];
+      store(po + i * H + c, acc > 0.0f ? acc : zero());
+    }
+  }
+  return out;
+}
+
+// the last layer, transposed: w h^T + b, (D, B); w (D, H), b (D, 1), h (B, H)
+Tensor last_forward(const Tensor& w, const Tensor& b, const Tensor& h) {
+  const int64_t D = w.size(0), H = w.size(1), B = h.size(0);
+  Tensor out = at::empty({D, B}, h.options());
+  const float *pw = ptr(w), *pb = ptr(b), *ph = ptr(h);
+  float* po = ptr(out);
+  for (int64_t i = 0; i < B; ++i) {
+    const float* hi = ph + i * H;
+    for (int64_t k = 0; k < D; ++k) {
+      vf acc = zero();
+      for (int64_t c = 0; c < H; c += kLanes) acc += load(pw + k * H + c) * load(hi + c);
+      po[k * B + i] = hsum(acc) + pb[k];
+    }
+  }
+  return out;
+}
+
+// one row of logits z (B) in place: exp(z - max)·r with r = 1/(Σ·B), minus 1/B at the diagonal
+// i; returns the row's lse - z_i
+double row_grad(float* z, int64_t B, int64_t i) {
+  vf mx = load(z);
+  for (int64_t j = kLanes; j < B; j += kLanes) {
+    vf v = load(z + j);
+    mx = v > mx ? v : mx;
+  }
+  const float m = hmax(mx), zii = z[i], inv_b = 1.0f / B;
+  vf acc = zero();
+  for (int64_t j = 0; j < B; j += kLanes) {
+    vf v = vexp_neg(load(z + j) - m);
+    store(z + j, v);
+    acc += v;
+  }
+  const float s = hsum(acc);
+  const float r = (1.0f / s) * inv_b;
+  for (int64_t j = 0; j < B; j += kLanes) store(z + j, load(z + j) * r);
+  z[i] -= inv_b;
+  return static_cast<double>(m + std::log(s) - zii);
+}
+
+// the tail: f, g (D, B) -> the loss τ·mean(lse - S_ii) of S = (f/τ)ᵀ g, ∂L/∂f = g (∂L/∂S)ᵀ and
+// ∂L/∂g = f ∂L/∂S, one row of S at a time
+std::vector<Tensor> tail(const Tensor& ft, const Tensor& gt, double tau) {
+  const int64_t D = ft.size(0), B = ft.size(1);
+  Tensor df = at::empty({D, B}, ft.options()), dg = at::zeros({D, B}, ft.options());
+  Tensor part = at::zeros({D, B}, ft.options());
+  const float *f = ptr(ft), *g = ptr(gt);
+  float *pdf = ptr(df), *pdg = ptr(dg), *pp = ptr(part);
+  const float inv_tau = static_cast<float>(1.0 / tau);
+  std::vector<float> row(B);
+  float* z = row.data();
+  double loss = 0.0;
+  for (int64_t i = 0; i < B; ++i) {
+    const float a0 = f[i] * inv_tau;
+    for (int64_t j = 0; j < B; j += kLanes) store(z + j, load(g + j) * a0);
+    for (int64_t k = 1; k < D; ++k) {
+      const float ak = f[k * B + i] * inv_tau;
+      const float* gk = g + k * B;
+      for (int64_t j = 0; j < B; j += kLanes) store(z + j, load(z + j) + load(gk + j) * ak);
+    }
+    loss += row_grad(z, B, i);
+    for (int64_t k = 0; k < D; ++k) {
+      const float* gk = g + k * B;
+      float* pk = pp + k * B;
+      const float fk = f[k * B + i];
+      vf dot = zero();
+      for (int64_t j = 0; j < B; j += kLanes) {
+        vf e = load(z + j);
+        dot += load(gk + j) * e;
+        store(pk + j, load(pk + j) + e * fk);
+      }
+      pdf[k * B + i] = hsum(dot);
+    }
+    if ((i + 1) % kChunk == 0 || i + 1 == B) {  // the chunk's rows join ∂L/∂g
+      add_to(pdg, pp, D * B);
+      std::fill(pp, pp + D * B, 0.0f);
+    }
+  }
+  return {at::full({1}, tau * loss / B, ft.options()), df, dg};
+}
+
+// the last layer's backward from dt (D, B): its weight's gradient dt h (D, H) and bias's (D, 1),
+// and the gradient at its input h (B, H) through the ReLU that made h, with that layer's bias
+// gradient (1, H)
+std::vector<Tensor> last_backward(const Tensor& dt, const Tensor& h, const Tensor& w) {
+  const int64_t D = dt.size(0), B = dt.size(1), H = h.size(1);
+  Tensor gw = at::zeros({D, H}, h.options()), gb = at::empty({D, 1}, h.options());
+  Tensor grad = at::empty({B, H}, h.options()), gbh = at::zeros({1, H}, h.options());
+  std::vector<float> part(static_cast<size_t>((D + 1) * H), 0.0f);
+  std::vector<double> bsum(D, 0.0);
+  const float *pd = ptr(dt), *ph = ptr(h), *pw = ptr(w);
+  float *pgw = ptr(gw), *pg = ptr(grad), *pgbh = ptr(gbh), *pt = part.data();
+  for (int64_t i = 0; i < B; ++i) {
+    const float* hi = ph + i * H;
+    float* gi = pg + i * H;
+    for (int64_t c = 0; c < H; c += kLanes) {
+      vf acc = zero();
+      const vf hv = load(hi + c);
+      for (int64_t k = 0; k < D; ++k) {
+        const float dk = pd[k * B + i];
+        acc += load(pw + k * H + c) * dk;
+        store(pt + k * H + c, load(pt + k * H + c) + hv * dk);
+      }
+      acc = hv > 0.0f ? acc : zero();
+      store(gi + c, acc);
+      store(pt + D * H + c, load(pt + D * H + c) + acc);
+    }
+    for (int64_t k = 0; k < D; ++k) bsum[k] += pd[k * B + i];
+    if ((i + 1) % kChunk == 0 || i + 1 == B) {
+      add_to(pgw, pt, D * H);
+      add_to(pgbh, pt + D * H, H);
+      std::fill(part.begin(), part.end(), 0.0f);
+    }
+  }
+  for (int64_t k = 0; k < D; ++k) ptr(gb)[k] = static_cast<float>(bsum[k]);
+  return {gw, gb, grad, gbh};
+}
+
+// in place: grad (B, H) through the ReLU whose output is ``out``; returns the bias gradient
+// (1, H) and, where x (B, din) is given, the weight gradient xᵀ grad (din, H)
+std::pair<Tensor, Tensor> mask_backward(Tensor& grad, const Tensor& out, const Tensor* x) {
+  const int64_t B = grad.size(0), H = grad.size(1), din = x ? x->size(1) : 0;
+  Tensor gb = at::zeros({1, H}, grad.options());
+  Tensor gw = x ? at::zeros({din, H}, grad.options()) : Tensor();
+  std::vector<float> part(static_cast<size_t>((din + 1) * H), 0.0f);
+  float *pg = ptr(grad), *pt = part.data();
+  const float* po = ptr(out);
+  const float* px = x ? ptr(*x) : nullptr;
+  for (int64_t i = 0; i < B; ++i) {
+    for (int64_t c = 0; c < H; c += kLanes) {
+      vf v = load(pg + i * H + c);
+      v = load(po + i * H + c) > 0.0f ? v : zero();
+      store(pg + i * H + c, v);
+      store(pt + c, load(pt + c) + v);
+      for (int64_t k = 0; k < din; ++k) {
+        float* pk = pt + (k + 1) * H + c;
+        store(pk, load(pk) + v * px[i * din + k]);
+      }
+    }
+    if ((i + 1) % kChunk == 0 || i + 1 == B) {
+      add_to(ptr(gb), pt, H);
+      if (x) add_to(ptr(gw), pt + H, din * H);
+      std::fill(part.begin(), part.end(), 0.0f);
+    }
+  }
+  return {gb, gw};
+}
+
+struct FusedTower {
+  std::vector<std::pair<Tensor, Tensor>> saved;  // each hidden layer's input and its output
+  Tensor out;                                    // (D, B)
+};
+
+bool narrow_in(const Tensor& x) { return x.size(1) <= kNarrowIn; }
+
+// a tower of n >= 4 tensors (a hidden layer at least) on v (B, din): the first layer fused when
+// din is narrow, the other hidden layers ATen's, the last layer fused
+FusedTower fused_tower_forward(const TL& ws, size_t off, size_t n, const Tensor& v) {
+  FusedTower t;
+  const size_t last = n - 2;
+  Tensor h = v;
+  for (size_t i = 0; i < last; i += 2) {
+    Tensor out;
+    if (i == 0 && narrow_in(v)) {
+      out = first_forward(h, ws[off], ws[off + 1]);
+    } else {
+      out = at::addmm(ws[off + i + 1], h, ws[off + i]);
+      out.relu_();
+    }
+    t.saved.emplace_back(h, out);
+    h = out;
+  }
+  t.out = last_forward(ws[off + last], ws[off + last + 1], h);
+  return t;
+}
+
+// appends the tower's n gradients to ``grads`` (manual._weights's layouts) from dt (D, B)
+void fused_tower_backward(const TL& ws, size_t off, size_t n, const FusedTower& t,
+                          const Tensor& dt, TL& grads) {
+  const size_t last = n - 2, base = grads.size();
+  grads.resize(base + n);
+  auto lb = last_backward(dt, t.saved.back().second, ws[off + last]);
+  grads[base + last] = lb[0];
+  grads[base + last + 1] = lb[1];
+  grads[base + last - 1] = lb[3];  // the top hidden layer's bias
+  Tensor grad = lb[2];             // at the top hidden layer's pre-activation
+  for (long j = static_cast<long>(last / 2) - 1; j >= 0; --j) {
+    const auto& layer = t.saved[j];
+    if (j == 0) {
+      if (!grads[base].defined()) grads[base] = at::mm(layer.first.t(), grad);
+      break;
+    }
+    grads[base + 2 * j] = at::mm(layer.first.t(), grad);
+    grad = at::mm(grad, ws[off + 2 * j].t());
+    const auto& below = t.saved[j - 1];
+    const bool with_x = j == 1 && narrow_in(below.first);
+    auto [gb, gw] = mask_backward(grad, below.second, with_x ? &below.first : nullptr);
+    grads[base + 2 * j - 1] = gb;
+    if (with_x) grads[base] = gw;
+  }
+}
+
+// whether a replica's step can be fused: n >= 4 tensors per tower, hidden widths and the batch
+// multiples of 16, float32 data
+bool fusable(const TL& ws, size_t off, size_t n, const Tensor& x) {
+  if (n < 4 || x.scalar_type() != at::kFloat || x.size(0) % kLanes != 0) return false;
+  for (size_t t = 0; t < 2; ++t)
+    for (size_t i = 0; i + 2 < n; i += 2)
+      if (ws[off + t * n + i].size(1) % kLanes != 0) return false;
+  return true;
+}
+
+}  // namespace
