@@ -164,7 +164,9 @@ def measure(name: str, dest: Path, cfg: dict, kernels: str = "aten") -> dict:
     rule, target, kind = CELLS[name]
     load = os.getloadavg()[0]
     t0 = time.monotonic()
-    config = ("--config", f"train.step_kernels={kernels}")
+    override = dest / f"kernels-{kernels}.yaml"  # deep-merged on top of the default config
+    override.write_text(yaml.safe_dump({"train": {"step_kernels": kernels}}))
+    config = ("--configfile", str(override))
     text, before, after = bracketed(
         lambda: snakemake(dest, "--cores", "1", *config, "--forcerun", rule, "--", target)
     )
