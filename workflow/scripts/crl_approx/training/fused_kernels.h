@@ -176,6 +176,35 @@ std::vector<Tensor> tail(const Tensor& ft, const Tensor& gt, double tau) {
   return {at::full({1}, tau * loss / B, ft.options()), df, dg};
 }
 
+// the tail's loss alone (validation): τ·mean_i(lse_j S_ij − S_ii), one row of S at a time
+Tensor tail_loss(const Tensor& ft, const Tensor& gt, double tau) {
+  const int64_t D = ft.size(0), B = ft.size(1);
+  const float *f = ptr(ft), *g = ptr(gt);
+  const float inv_tau = static_cast<float>(1.0 / tau);
+  std::vector<float> row(B);
+  float* z = row.data();
+  double loss = 0.0;
+  for (int64_t i = 0; i < B; ++i) {
+    const float a0 = f[i] * inv_tau;
+    for (int64_t j = 0; j < B; j += kLanes) store(z + j, load(g + j) * a0);
+    for (int64_t k = 1; k < D; ++k) {
+      const float ak = f[k * B + i] * inv_tau;
+      const float* gk = g + k * B;
+      for (int64_t j = 0; j < B; j += kLanes) store(z + j, load(z + j) + load(gk + j) * ak);
+    }
+    vf mx = load(z);
+    for (int64_t j = kLanes; j < B; j += kLanes) {
+      vf v = load(z + j);
+      mx = v > mx ? v : mx;
+    }
+    const float m = hmax(mx);
+    vf acc = zero();
+    for (int64_t j = 0; j < B; j += kLanes) acc += vexp_neg(load(z + j) - m);
+    loss += static_cast<double>(m + std::log(hsum(acc)) - z[i]);
+  }
+  return at::full({1}, tau * loss / B, ft.options());
+}
+
 // the last layer's backward from dt (D, B): its weight's gradient dt h (D, H) and bias's (D, 1),
 // and the gradient at its input h (B, H) through the ReLU that made h, with that layer's bias
 // gradient (1, H)

@@ -174,8 +174,9 @@ def for_device(device: torch.device):
 class Steps:
     """The compiled steps bound to one :class:`.manual.ReplicaWeights`: each takes what its Python
     twin in :mod:`.manual` takes but the weights, and sets the weights' ``grads`` as it does.
-    With ``fused``, the sampled step of the inner score runs the fused kernels
-    (``fused_in_batch_step``: fused_kernels.h; its rounding is its own, not the Python twin's)."""
+    With ``fused``, the sampled step of the inner score and its validation losses run the fused
+    kernels (``fused_in_batch_step``, ``fused_in_batch_losses``: fused_kernels.h; their rounding
+    is their own, not the Python twin's)."""
 
     def __init__(self, mod, weights, fused: bool = False):
         self.mod, self.weights = mod, weights
@@ -197,6 +198,8 @@ class Steps:
         return losses
 
     def in_batch_losses(self, x, y, tau: float):
+        if self.fused:
+            return self.mod.fused_in_batch_losses(self.flat, self.per_tower, x, y, tau)
         return self.mod.in_batch_losses(self.flat, self.per_tower, self.scales, x, y, tau)
 
     def population_step(self, consts, tau: float):

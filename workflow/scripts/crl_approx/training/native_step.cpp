@@ -256,9 +256,39 @@ std::pair<Tensor, TL> fused_in_batch_step(const TL& weights, int64_t n, const Te
   return {at::cat(losses), grads};
 }
 
+// in_batch_losses for the inner score with fused_kernels.h's kernels (validation of a fused
+// step's training); a replica whose shapes the kernels do not take runs ATen's
+Tensor fused_in_batch_losses(const TL& weights, int64_t n, const Tensor& x, const Tensor& y,
+                             double tau) {
+  at::NoGradGuard no_grad;
+  TL losses;
+  check_shapes(weights, n, {}, x.size(0));
+  TORCH_CHECK(y.size(0) == x.size(0), "x and y have different replica counts");
+  const double inv_tau = 1.0 / tau;
+  for (int64_t r = 0; r < x.size(0); ++r) {
+    const size_t of = static_cast<size_t>(r) * 2 * n;
+    Tensor xr = own(x[r]);
+    Tensor yr = own(y[r]);
+    if (!fusable(weights, of, n, xr)) {
+      Scores sc = scores(weights, of, n, xr, yr, nullptr, &inv_tau);
+      losses.push_back(info_nce(sc.s, tau).first);
+      continue;
+    }
+    Tensor ft = fused_tower_forward(weights, of, n, xr).out;
+    Tensor gt = fused_tower_forward(weights, of + n, n, yr).out;
+    if (ft.size(0) <= kTailDims) {
+      losses.push_back(tail_loss(ft, gt, tau));
+    } else {
+      losses.push_back(info_nce(at::mm(at::mul(ft, inv_tau).t(), gt), tau).first);
+    }
+  }
+  return at::cat(losses);
+}
+
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("in_batch_step", &in_batch_step);
   m.def("in_batch_losses", &in_batch_losses);
   m.def("population_step", &population_step);
   m.def("fused_in_batch_step", &fused_in_batch_step);
+  m.def("fused_in_batch_losses", &fused_in_batch_losses);
 }
