@@ -131,24 +131,29 @@ def amend(dest: Path, out: Path) -> None:
 
 def native_record(dest: Path) -> dict:
     """Which step the training jobs ran (each logs it once: crl_approx.runtime.STEP_LINE;
-    ``compiled`` if all of them ran the compiled one, else how many ran which) and the build's CPU
+    ``compiled`` if all of them ran the compiled one, else how many ran which), how many ran the
+    sampled step with which kernels (KERNELS_LINE), and the build's CPU
     and wall seconds (the job that built it logs them as its ``native`` part, the compiler's
     processes included; the others load it in milliseconds of CPU, a job that waited for the
     build with a long wall time)."""
-    from crl_approx.render.runrecord import job_steps
+    from crl_approx.render.runrecord import job_kernels, job_steps
     from crl_approx.runtime import PHASE_PATTERN
 
     steps: dict[str, int] = {}
+    kernels: dict[str, int] = {}
     build = None
     for path in sorted((dest / "logs").rglob("*.log")):
         for step in job_steps(path):
             steps[step] = steps.get(step, 0) + 1
+        for name in job_kernels(path):
+            kernels[name] = kernels.get(name, 0) + 1
         text = path.read_text(errors="replace")
         for name, cpu, wall in PHASE_PATTERN.findall(text):
             if name == "native" and (build is None or float(cpu) > build["cpu_s"]):
                 build = {"cpu_s": float(cpu), "wall_s": float(wall), "job": str(path.name)}
     step = "compiled" if set(steps) == {"compiled"} else steps
-    return {"step": step, "native_build": build}
+    # how many jobs ran the sampled inner-score step with each kernel set (train.step_kernels)
+    return {"step": step, "step_kernels": kernels, "native_build": build}
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ BAD_CONFIGS = [
     ("sigma_x_negative", {"gmm": {"sigma_x": -1.0}}, "gmm.sigma_x"),
     ("sigma_y_zero", {"gmm": {"sigma_y": 0}}, "gmm.sigma_y"),
     ("mu_y_not_a_number", {"gmm": {"mu_y": "big"}}, "gmm.mu_y"),
+    ("step_kernels_unknown", {"train": {"step_kernels": "blas"}}, "train.step_kernels"),
     ("prior_one", {"gmm": {"prior": 1.0}}, "gmm.prior"),
     ("dims_empty", {"gmm": {"dims": []}}, "gmm.dims"),
     ("dims_repeated", {"gmm": {"dims": [1, 2, 2]}}, "gmm.dims"),

@@ -64,9 +64,12 @@ def test_training_logs_show_epochs_device_and_time(smoke_run):
     assert "done in" in text
 
 
-def test_killed_training_leaves_no_output_and_the_rerun_gives_the_same_numbers(tmp_path):
+@pytest.mark.parametrize("kernels", ["fused", "aten"])
+def test_killed_training_leaves_no_output_and_the_rerun_gives_the_same_numbers(tmp_path, kernels):
+    """Either kernel set of the sampled step (train.step_kernels; fused is the default)."""
     override = tmp_path / "long.yaml"
-    override.write_text(yaml.safe_dump({"train": {"epochs": 40}, "gmm": {"n_train": 16384}}))
+    train = {"epochs": 40, "step_kernels": kernels}
+    override.write_text(yaml.safe_dump({"train": train, "gmm": {"n_train": 16384}}))
     args = ["--cores", "2", "--configfile", SMOKE, str(override), "--", TARGET]
 
     # the reference: an uninterrupted run

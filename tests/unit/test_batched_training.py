@@ -76,6 +76,17 @@ def test_a_seed_does_not_depend_on_the_seeds_beside_it(pairs, objective, score, 
     # 13 nodes per component: a 26 x 26 grid, whose rows do not fall on vector-width boundaries
     train = dict(TRAIN, score=score, cosine_scale=1.0, cosine_scale_learnable=True)
     train["population_nodes"] = 13
+    _independent(pairs, objective, train, dim)
+
+
+@pytest.mark.parametrize("dim", [1, 4])
+def test_a_seed_does_not_depend_on_the_seeds_beside_it_with_the_fused_kernels(pairs, dim):
+    """The same for the sampled step's fused kernels (train.step_kernels = fused), where the
+    compiled step builds (the Python step runs ATen's kernels)."""
+    _independent(pairs, "samples", dict(TRAIN, score="inner", step_kernels="fused"), dim)
+
+
+def _independent(pairs, objective, train, dim):
     alone = _one(objective, 0, pairs, train, dim)
     model, metrics, ckpts = train_gmm(GMM, train, TAU, dim, [0, 1, 2], objective, 1, pairs)
     assert _strip(alone[1]) == _strip(metrics[0])

@@ -1,10 +1,10 @@
 """The fused sampled step (train.step_kernels = fused: native_step.cpp's fused_in_batch_step and
-fused_kernels.h) against answers the code does not compute itself: the InfoNCE loss and its
-gradient by float64 autograd on the same weights and batch, for every branch of the kernels (a
-narrow and a wide first layer, one to three hidden layers, the fused tail up to D = 8 and ATen's
-beyond); shapes the kernels do not take run the ATen step, bitwise; the cosine score keeps ATen's
-step; three stacked seeds each train bitwise as their own run; the key reaches the model and only
-the sampled inner-score jobs' params."""
+fused_in_batch_losses, fused_kernels.h) against answers the code does not compute itself: the
+InfoNCE loss (the step's and validation's) and its gradient by float64 autograd on the same
+weights and batch, for every branch of the kernels (a narrow and a wide first layer, one to three
+hidden layers, the fused tail up to D = 8 and ATen's beyond); shapes the kernels do not take run
+the ATen step, bitwise; the cosine score keeps ATen's step; three stacked seeds each train
+bitwise as their own run; an unknown kernel name is refused."""
 
 import hashlib
 import os
@@ -16,7 +16,7 @@ import torch
 from crl_approx.training import native
 from crl_approx.training.batches import pool_batches
 from crl_approx.training.loops import make_optimizer, run_steps
-from crl_approx.training.manual import ReplicaWeights, in_batch_step
+from crl_approx.training.manual import ReplicaWeights, in_batch_losses, in_batch_step
 from crl_approx.training.towers import build_model
 
 TAU = 0.3
@@ -92,9 +92,13 @@ def test_the_fused_step_is_the_gradient_of_the_infonce_loss(
     weights = ReplicaWeights(model, compiled=True)
     assert weights.native.fused
     x, y = _batch(d_in, batch)
+    reference = _reference(model, x, y, TAU)
+    # validation's losses first (the step's gradients do not move the weights)
+    val = in_batch_losses(weights, x, y, TAU)
     losses = in_batch_step(weights, x, y, TAU)
-    for r, (loss, grads) in enumerate(_reference(model, x, y, TAU)):
+    for r, (loss, grads) in enumerate(reference):
         assert abs(losses[r].item() - loss) <= 2e-6 * abs(loss)
+        assert abs(val[r].item() - loss) <= 2e-6 * abs(loss)
         n = len(grads)
         for i, (got, want) in enumerate(
             zip(weights.grads[r * n : (r + 1) * n], grads, strict=True)
@@ -116,8 +120,9 @@ def test_shapes_the_kernels_do_not_take_run_the_aten_step_bitwise(compiled, d_in
     runs = []
     for kernels in ("fused", "aten"):
         weights = ReplicaWeights(_model(d_in, 2, {"width": width}, kernels=kernels), compiled=True)
-        runs.append((in_batch_step(weights, x, y, TAU), weights.grads))
-    assert torch.equal(runs[0][0], runs[1][0])
+        val = in_batch_losses(weights, x, y, TAU)
+        runs.append((in_batch_step(weights, x, y, TAU), weights.grads, val))
+    assert torch.equal(runs[0][0], runs[1][0]) and torch.equal(runs[0][2], runs[1][2])
     assert all(torch.equal(a, b) for a, b in zip(runs[0][1], runs[1][1], strict=True))
 
 

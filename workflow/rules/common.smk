@@ -240,13 +240,12 @@ def training_data_params(wildcards):
 
 
 def step_kernels(objective, score="inner"):
-    """train.step_kernels where it is not the default (``aten``) and the step is one it changes
-    (the sampled step, inner score): results made before the key existed stay current.
+    """train.step_kernels for the steps it changes (the sampled step, inner score): changing it
+    reruns those cells alone.
     """
-    kernels = config["train"].get("step_kernels", "aten")
-    if kernels == "aten" or objective != "samples" or score != "inner":
+    if objective != "samples" or score != "inner":
         return {}
-    return {"step_kernels": kernels}
+    return {"step_kernels": config["train"]["step_kernels"]}
 
 
 def train_params(wildcards):

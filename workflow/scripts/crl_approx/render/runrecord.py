@@ -63,6 +63,14 @@ def job_steps(log_path: Path | str) -> list[str]:
     return [step.strip() for step in _log_lines(log_path, STEP_PATTERN)]
 
 
+def job_kernels(log_path: Path | str) -> list[str]:
+    """The sampled step's kernels a training job's log names (crl_approx.runtime.KERNELS_LINE:
+    ``aten`` or ``fused``); empty for a job that ran no compiled sampled inner-score step."""
+    from ..runtime import KERNELS_PATTERN
+
+    return [k.strip() for k in _log_lines(log_path, KERNELS_PATTERN)]
+
+
 _STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
 _RULE = re.compile(r"^(?:local)?(?:rule|checkpoint) (\w+):$")
 _ERROR = re.compile(r"^Error in rule (\w+):$")

@@ -36,7 +36,7 @@ from pathlib import Path
 
 import torch
 
-from ..runtime import STEP_LINE
+from ..runtime import KERNELS_LINE, STEP_LINE
 
 log = logging.getLogger(__name__)
 
@@ -228,7 +228,9 @@ def bind(weights, compiled: bool | None = None, kernels: str = "aten") -> Steps 
         )
     steps = None if mod is None else Steps(mod, weights, fused)
     if steps is not None:
-        _say("compiled (fused kernels)" if steps.fused else "compiled")
+        _say("compiled")
+        if not steps.scales:  # the sampled inner-score step's kernels (a job may run it)
+            _say_kernels(kernels)
     elif compiled is False:
         _say("python (asked for)")
     else:
@@ -241,6 +243,12 @@ def bind(weights, compiled: bool | None = None, kernels: str = "aten") -> Steps 
 def _say(step: str) -> None:
     """The job's step, logged once per process and kind."""
     log.info(STEP_LINE.format(step=step))
+
+
+@functools.cache
+def _say_kernels(kernels: str) -> None:
+    """The sampled step's kernels, logged once per process and kind."""
+    log.info(KERNELS_LINE.format(kernels=kernels))
 
 
 def main() -> int:
