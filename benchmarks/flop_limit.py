@@ -16,12 +16,13 @@ job: CPU / limit for the job and for its step loop alone, and where the rest of 
 record keeps each cell's median run by job / limit, the range of both ratios over its runs and each
 run's peaks, limit, CPU and ratios. Nothing else should run on the host.
 
-With ``--kernels aten,fused`` each sampled inner-score cell runs with either train.step_kernels
-in turn (the fused kernels change no other cell's step), a row per cell and kernel set.
+Every job runs with the config's train.step_kernels; with ``--kernels aten,fused`` each sampled
+inner-score cell runs with either in turn (the kernels change no other cell's step, which runs
+with the config's), a row per cell and kernel set.
 
     python3 benchmarks/flop_limit.py [--dest /tmp/crl-flop-limit] [--out benchmarks/flop_limit.json]
                                      [--cells gmm_samples_D2,lcgm_samples_D8,...] [--repeats 3]
-                                     [--kernels aten[,fused]]
+                                     [--kernels fused[,aten]]
 """
 
 from __future__ import annotations
@@ -245,14 +246,16 @@ def main() -> None:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--cells", default=",".join(CELLS))
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--kernels", default="aten", help="train.step_kernels, one or several")
+    ap.add_argument("--kernels", help="train.step_kernels, one or several (default: the config's)")
     args = ap.parse_args()
     cells = args.cells.split(",")
-    kernels = args.kernels.split(",")
-    # (cell, kernels) pairs: fused only where it changes the step
-    pairs = [(c, k) for c in cells for k in kernels if k == "aten" or CELLS[c][2] in FUSABLE]
     args.dest.mkdir(parents=True, exist_ok=True)
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
+    default = cfg["train"]["step_kernels"]
+    kernels = args.kernels.split(",") if args.kernels else [default]
+    # (cell, kernels) pairs: every kernel set for a cell whose step it changes, the config's for
+    # the others
+    pairs = [(c, k) for c in cells for k in (kernels if CELLS[c][2] in FUSABLE else [default])]
     # every cell's inputs first (datasets, digits), untimed
     targets = [CELLS[c][1] for c in cells]
     rules = sorted({CELLS[c][0] for c in cells})

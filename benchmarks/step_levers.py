@@ -44,7 +44,8 @@ def build_step(cell: str, steps: int):
     """The model, optimiser and ``step_loss`` of one cell's training step (one thread, the jobs'
     allocator unless CRL_DEFAULT_ALLOCATOR=1), the default config's model and seeds, an optimiser
     scheduled over ``steps``: the sampled objective on random pairs of the world's input widths
-    (the digits: 8 × 8 images, their batch size), the population objective on the mixture's grid.
+    (the digits: 8 × 8 images, their batch size), the population objective on the mixture's grid;
+    the sampled step with ATen's kernels (train.step_kernels = aten, whatever the config's).
     Also what the FLOP model needs: (batch or grid points, d_x, d_y, D)."""
     import numpy as np
     import torch
@@ -63,7 +64,10 @@ def build_step(cell: str, steps: int):
     from crl_approx.training.towers import build_model
 
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
-    train, seeds, tau = cfg["train"], cfg["seeds"], cfg["tau"]
+    # ATen's kernels (train.step_kernels = aten): the levers and the anatomy are of the step that
+    # issues every call through ATen (the fused kernels' loops are not ATen calls)
+    train = cfg["train"] | {"step_kernels": "aten"}
+    seeds, tau = cfg["seeds"], cfg["tau"]
     dev = torch.device("cpu")
     configure_threads(1, dev)  # the allocator too, unless CRL_DEFAULT_ALLOCATOR=1
     parts = cell.split("_")

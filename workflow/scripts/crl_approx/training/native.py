@@ -3,11 +3,17 @@
 The C++ functions issue the same ATen calls as :mod:`.manual`'s Python, in the same order, so a
 step's numbers are bitwise the Python step's (tests/unit/test_native_step.py); they save the
 interpreter's cost of the ~40 calls per replica and step (benchmarks/step_levers.py, mode
-``native``). The extension is built with torch's ``cpp_extension`` (a C++ compiler, ``$CXX`` or
-``c++``, and ninja) into a cache folder, ``$CRL_NATIVE_DIR``, else
+``native``). With ``train.step_kernels = fused`` (the default) the sampled inner-score step and
+its validation losses run ``fused_in_batch_step`` / ``fused_in_batch_losses`` instead, the
+compiled step's own loops for the narrow work (fused_kernels.h): their numbers differ from the
+Python step's by float32 rounding (tests/unit/test_fused_step.py).
+
+The extension is built with torch's ``cpp_extension`` (a C++ compiler, ``$CXX`` or ``c++``, and
+ninja; ``-O3 -march=native``) into a cache folder, ``$CRL_NATIVE_DIR``, else
 ``$XDG_CACHE_HOME/crl-approx/native``, else ``~/.cache/crl-approx/native``, one sub-folder per
-:func:`build_key` (the source, torch's version and install, the interpreter, the machine's
-architecture and the compiler named by ``$CXX``), which the jobs must be able to write.
+:func:`build_key` (the sources and flags, the CPU's flags, torch's version and install, the
+interpreter, the machine's architecture and the compiler named by ``$CXX``), which the jobs must
+be able to write.
 
 Concurrent jobs build it once: an ``flock`` (released by the kernel when its holder dies) guards
 the build; a job waits for it at most :data:`LOCK_WAIT_S` and then runs the Python step. torch's
@@ -18,7 +24,8 @@ is waited for, within the same bound).
 Each job logs which step it runs (``runtime.STEP_LINE``: ``compiled``, or ``python`` and why). The
 Python twin runs when the build or the load fails (no compiler, no ninja, no Python headers, a
 read-only cache; with a warning naming why), on a device other than the CPU (the GPU path has not
-been measured), or with ``CRL_NATIVE_STEP=0``. The numbers do not depend on which ran.
+been measured), or with ``CRL_NATIVE_STEP=0``. With ``train.step_kernels = aten`` the numbers do
+not depend on which ran; with ``fused`` the sampled inner-score cells' do, by float32 rounding.
 """
 
 from __future__ import annotations
@@ -96,11 +103,11 @@ def module():
 def _module():
     try:
         return _load()
-    except Exception as exc:  # any failure keeps the Python step: the numbers are the same
+    except Exception as exc:  # any failure keeps the Python step (ATen's kernels)
         first = str(exc).strip().splitlines()
         log.warning(
-            "the compiled training step is unavailable (%s: %s); the Python step runs, with the "
-            "same numbers (set CRL_NATIVE_STEP=0 to skip the attempt)",
+            "the compiled training step is unavailable (%s: %s); the Python step runs, with ATen's "
+            "kernels (set CRL_NATIVE_STEP=0 to skip the attempt)",
             type(exc).__name__,
             first[0] if first else "",
         )
