@@ -36,13 +36,18 @@ def compiled():
 
 
 def _model(d_in, dim, train, seeds=(0, 1, 2), kernels="fused"):
-    return build_model(list(seeds), d_in, d_in, dim, TRAIN | train | {"step_kernels": kernels})
+    """d_in: one input width for both towers, or (d_x, d_y)."""
+    d_x, d_y = (d_in, d_in) if isinstance(d_in, int) else d_in
+    return build_model(list(seeds), d_x, d_y, dim, TRAIN | train | {"step_kernels": kernels})
 
 
 def _batch(d_in, batch, replicas=3, seed=7):
+    d_x, d_y = (d_in, d_in) if isinstance(d_in, int) else d_in
     gen = torch.Generator().manual_seed(seed)
-    x = torch.randn(replicas, batch, d_in, generator=gen)
-    return x, x + 0.5 * torch.randn(replicas, batch, d_in, generator=gen)
+    x = torch.randn(replicas, batch, d_x, generator=gen)
+    y = torch.randn(replicas, batch, d_y, generator=gen)
+    y[..., : min(d_x, d_y)] += x[..., : min(d_x, d_y)]  # y depends on x
+    return x, y
 
 
 def _reference(model, x, y, tau):
@@ -71,16 +76,22 @@ def _reference(model, x, y, tau):
     return out
 
 
-#: (d_in, D, depth, width, batch): the mixture's narrow input and D = 2; the LCGM's 16 inputs at
-#: D = 8; one hidden layer; three (and a batch of a chunk and a part); D = 12 (ATen's tail, the
-#: fused layers); a wide input (ATen's first layer)
+#: (d_in, D, depth, widths, batch): the mixture's narrow input and D = 2; the LCGM's 16 inputs at
+#: D = 8; one hidden layer; three (and a batch of a chunk and a part); D = 12 and 20 (ATen's tail,
+#: the fused layers); a wide input (ATen's first layer) at depth 3 and 2; x narrow and y wide;
+#: towers of two widths; a batch of three chunks
 SHAPES = [
     (1, 2, 3, 32, 64),
     (16, 8, 3, 32, 48),
     (3, 1, 2, 16, 32),
     (2, 4, 4, 32, 80),
     (1, 12, 3, 32, 64),
+    (1, 20, 3, 16, 32),
     (40, 3, 3, 32, 32),
+    (40, 2, 2, 16, 32),
+    ((1, 40), 4, 3, 32, 48),
+    (2, 3, 3, (16, 48), 32),
+    (1, 2, 3, 16, 192),
 ]
 
 
@@ -88,7 +99,11 @@ SHAPES = [
 def test_the_fused_step_is_the_gradient_of_the_infonce_loss(
     compiled, d_in, dim, depth, width, batch
 ):
-    model = _model(d_in, dim, {"depth": depth, "width": width})
+    if isinstance(width, int):
+        widths = {"width": width}
+    else:
+        widths = {"width_f": width[0], "width_g": width[1]}
+    model = _model(d_in, dim, {"depth": depth, "width": 32} | widths)
     weights = ReplicaWeights(model, compiled=True)
     assert weights.native.fused
     x, y = _batch(d_in, batch)
@@ -96,6 +111,7 @@ def test_the_fused_step_is_the_gradient_of_the_infonce_loss(
     # validation's losses first (the step's gradients do not move the weights)
     val = in_batch_losses(weights, x, y, TAU)
     losses = in_batch_step(weights, x, y, TAU)
+    assert weights.native.fused_replicas == 3  # the fused kernels ran, for every seed
     for r, (loss, grads) in enumerate(reference):
         assert abs(losses[r].item() - loss) <= 2e-6 * abs(loss)
         assert abs(val[r].item() - loss) <= 2e-6 * abs(loss)
@@ -122,6 +138,7 @@ def test_shapes_the_kernels_do_not_take_run_the_aten_step_bitwise(compiled, d_in
         weights = ReplicaWeights(_model(d_in, 2, {"width": width}, kernels=kernels), compiled=True)
         val = in_batch_losses(weights, x, y, TAU)
         runs.append((in_batch_step(weights, x, y, TAU), weights.grads, val))
+        assert getattr(weights.native, "fused_replicas", 0) == 0
     assert torch.equal(runs[0][0], runs[1][0]) and torch.equal(runs[0][2], runs[1][2])
     assert all(torch.equal(a, b) for a, b in zip(runs[0][1], runs[1][1], strict=True))
 
@@ -171,6 +188,24 @@ def test_a_replica_trains_bitwise_as_its_own_run_with_the_fused_kernels(compiled
     aten, _, aten_digest = _train([0, 1, 2], "aten")
     assert aten_digest != digest
     assert torch.allclose(aten, stacked, rtol=1e-4, atol=0)
+
+
+def test_the_job_log_names_the_kernels_the_step_ran(compiled, caplog):
+    """Each kind logged once per process (native.say_kernels is cached: cleared here)."""
+    from crl_approx.runtime import KERNELS_LINE
+
+    native.say_kernels.cache_clear()
+    with caplog.at_level("INFO", logger="crl_approx.training.native"):
+        for width in (32, 24):  # the second: shapes the kernels do not take
+            weights = ReplicaWeights(_model(1, 2, {"width": width}), compiled=True)
+            in_batch_step(weights, *_batch(1, 64), TAU)
+            in_batch_step(weights, *_batch(1, 64), TAU)
+    said = [r.getMessage() for r in caplog.records if "step kernels" in r.getMessage()]
+    assert said == [
+        KERNELS_LINE.format(kernels="fused"),
+        KERNELS_LINE.format(kernels="aten (shapes the fused kernels do not take)"),
+    ]
+    native.say_kernels.cache_clear()
 
 
 def test_an_unknown_kernel_name_is_refused():

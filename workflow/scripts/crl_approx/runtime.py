@@ -86,10 +86,10 @@ def _children_cpu() -> float:
 #: a training job's one line on the step it runs (training.native: ``compiled``, or ``python``, why)
 STEP_LINE = "job training step: {step}"
 STEP_PATTERN = re.compile(r"job training step: (.+)$", re.MULTILINE)
-#: the sampled inner-score step's kernels (train.step_kernels), logged once by a job that runs it
-#: compiled: ``aten`` or ``fused``
+#: the kernels a job's sampled step ran with, logged at its first step (training.native:
+#: ``fused``, ``aten``, ``aten (the Python step)``, or ATen's for seeds whose shapes do not fit)
 KERNELS_LINE = "job step kernels: {kernels}"
-KERNELS_PATTERN = re.compile(r"job step kernels: (\w+)$", re.MULTILINE)
+KERNELS_PATTERN = re.compile(r"job step kernels: (.+)$", re.MULTILINE)
 
 #: one line per kind of counted work (:func:`count_flops`), logged before ``CPU_LINE``
 FLOP_LINE = "job flop {name}={flop:d}"

@@ -64,8 +64,8 @@ def job_steps(log_path: Path | str) -> list[str]:
 
 
 def job_kernels(log_path: Path | str) -> list[str]:
-    """The sampled step's kernels a training job's log names (crl_approx.runtime.KERNELS_LINE:
-    ``aten`` or ``fused``); empty for a job that ran no compiled sampled inner-score step."""
+    """The kernels a training job's sampled step ran with, as its log says
+    (crl_approx.runtime.KERNELS_LINE); empty for a job that ran no sampled step."""
     from ..runtime import KERNELS_PATTERN
 
     return [k.strip() for k in _log_lines(log_path, KERNELS_PATTERN)]

@@ -90,7 +90,7 @@ Tensor first_forward(const Tensor& x, const Tensor& w, const Tensor& b) {
     for (int64_t c = 0; c < H; c += kLanes) {
       vf acc = load(pb + c);
       for (int64_t k = 0; k < din; ++k) acc += load(pw + k * H + c) * xi[k];
-      store(po + i * H + c, acc > 0.0f ? acc : zero());
+      store(po + i * H + c, (acc > 0.0f) | (acc != acc) ? acc : zero());  // NaN passes, as ATen's
     }
   }
   return out;
@@ -227,7 +227,7 @@ std::vector<Tensor> last_backward(const Tensor& dt, const Tensor& h, const Tenso
         acc += load(pw + k * H + c) * dk;
         store(pt + k * H + c, load(pt + k * H + c) + hv * dk);
       }
-      acc = hv > 0.0f ? acc : zero();
+      acc = hv <= 0.0f ? zero() : acc;  // threshold_backward: a NaN output passes the gradient
       store(gi + c, acc);
       store(pt + D * H + c, load(pt + D * H + c) + acc);
     }
@@ -255,7 +255,7 @@ std::pair<Tensor, Tensor> mask_backward(Tensor& grad, const Tensor& out, const T
   for (int64_t i = 0; i < B; ++i) {
     for (int64_t c = 0; c < H; c += kLanes) {
       vf v = load(pg + i * H + c);
-      v = load(po + i * H + c) > 0.0f ? v : zero();
+      v = load(po + i * H + c) <= 0.0f ? zero() : v;
       store(pg + i * H + c, v);
       store(pt + c, load(pt + c) + v);
       for (int64_t k = 0; k < din; ++k) {
@@ -327,9 +327,10 @@ void fused_tower_backward(const TL& ws, size_t off, size_t n, const FusedTower& 
 }
 
 // whether a replica's step can be fused: n >= 4 tensors per tower, hidden widths and the batch
-// multiples of 16, float32 data
-bool fusable(const TL& ws, size_t off, size_t n, const Tensor& x) {
+// multiples of 16, float32 data, as many y as x
+bool fusable(const TL& ws, size_t off, size_t n, const Tensor& x, const Tensor& y) {
   if (n < 4 || x.scalar_type() != at::kFloat || x.size(0) % kLanes != 0) return false;
+  if (y.size(0) != x.size(0) || y.scalar_type() != at::kFloat) return false;
   for (size_t t = 0; t < 2; ++t)
     for (size_t i = 0; i + 2 < n; i += 2)
       if (ws[off + t * n + i].size(1) % kLanes != 0) return false;

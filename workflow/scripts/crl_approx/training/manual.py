@@ -228,6 +228,7 @@ def in_batch_step(weights: ReplicaWeights, x: torch.Tensor, y: torch.Tensor, tau
     summed losses (each replica's its own)."""
     if weights.native is not None:
         return weights.native.in_batch_step(x, y, tau)
+    native.say_kernels("aten (the Python step)")
     batch = x.shape[1]
     losses, grads = [], []
     with torch.no_grad():

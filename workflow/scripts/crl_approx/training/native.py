@@ -198,8 +198,15 @@ class Steps:
     def in_batch_step(self, x, y, tau: float):
         w = self.weights
         if self.fused:
-            losses, w.grads = self.mod.fused_in_batch_step(self.flat, self.per_tower, x, y, tau)
+            losses, w.grads, fused = self.mod.fused_in_batch_step(
+                self.flat, self.per_tower, x, y, tau
+            )
+            #: how many replicas the last step ran with the fused kernels (the others: shapes
+            #: the kernels do not take, ATen's step)
+            self.fused_replicas = fused
+            say_kernels(kernels_label(fused, x.shape[0]))
             return losses
+        say_kernels("aten")
         args = (self.flat, self.per_tower, self.scales, w.learn_scale, x, y, tau)
         losses, w.grads = self.mod.in_batch_step(*args)
         return losses
@@ -236,8 +243,6 @@ def bind(weights, compiled: bool | None = None, kernels: str = "aten") -> Steps 
     steps = None if mod is None else Steps(mod, weights, fused)
     if steps is not None:
         _say("compiled")
-        if not steps.scales:  # the sampled inner-score step's kernels (a job may run it)
-            _say_kernels(kernels)
     elif compiled is False:
         _say("python (asked for)")
     else:
@@ -252,9 +257,18 @@ def _say(step: str) -> None:
     log.info(STEP_LINE.format(step=step))
 
 
+def kernels_label(fused: int, replicas: int) -> str:
+    """What a fused step ran, for the job's log: ``fused`` where every replica ran the fused
+    kernels (the replicas of a model share their shapes, so all or none do), else ATen's (a hidden
+    width or the batch not a multiple of 16, or a single layer)."""
+    return "fused" if fused == replicas else "aten (shapes the fused kernels do not take)"
+
+
 @functools.cache
-def _say_kernels(kernels: str) -> None:
-    """The sampled step's kernels, logged once per process and kind."""
+def say_kernels(kernels: str) -> None:
+    """The kernels a sampled step ran with, logged at its first step (once per process and kind):
+    ``fused``, ``aten`` (the cosine score's, or asked for), ATen's where the shapes do not fit
+    (:func:`kernels_label`), ``aten (the Python step)`` (:mod:`.manual`)."""
     log.info(KERNELS_LINE.format(kernels=kernels))
 
 

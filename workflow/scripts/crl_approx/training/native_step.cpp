@@ -1,4 +1,7 @@
-// The hand-written training steps of crl_approx.training.manual, line for line in C++ (issue 35).
+// The hand-written training steps of crl_approx.training.manual, line for line in C++ (issue 35);
+// and, at the end, the sampled inner-score step with fused_kernels.h's own loops for the narrow
+// work (train.step_kernels = fused), which is not bitwise the Python step (its numbers differ by
+// float32 rounding: tests/unit/test_fused_step.py).
 //
 // Each function issues the same ATen calls as its Python twin in manual.py, with the same
 // arguments, in the same order, so a step's numbers are bitwise those of the Python step
@@ -11,6 +14,7 @@
 // for the inner score.
 #include <torch/extension.h>
 
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -212,11 +216,13 @@ std::pair<Tensor, TL> population_step(const TL& weights, int64_t n, const TL& sc
 
 // in_batch_step for the inner score with fused_kernels.h's kernels (rounding differs from the
 // ATen step's: train.step_kernels = fused); a replica whose shapes the kernels do not take runs
-// the ATen step
-std::pair<Tensor, TL> fused_in_batch_step(const TL& weights, int64_t n, const Tensor& x,
-                                          const Tensor& y, double tau) {
+// the ATen step. Returns the losses, the gradients and how many replicas ran the fused kernels.
+std::tuple<Tensor, TL, int64_t> fused_in_batch_step(const TL& weights, int64_t n,
+                                                    const Tensor& x, const Tensor& y,
+                                                    double tau) {
   at::NoGradGuard no_grad;
   TL losses, grads;
+  int64_t fused = 0;
   const int64_t replicas = x.size(0), batch = x.size(1);
   check_shapes(weights, n, {}, replicas);
   TORCH_CHECK(y.size(0) == replicas, "x and y have different replica counts");
@@ -225,7 +231,7 @@ std::pair<Tensor, TL> fused_in_batch_step(const TL& weights, int64_t n, const Te
     const size_t of = static_cast<size_t>(r) * 2 * n;
     Tensor xr = own(x[r]);
     Tensor yr = own(y[r]);
-    if (!fusable(weights, of, n, xr)) {
+    if (!fusable(weights, of, n, xr, yr)) {
       Scores sc = scores(weights, of, n, xr, yr, nullptr, &inv_tau);
       auto [loss, p] = info_nce(sc.s, tau);
       losses.push_back(loss);
@@ -234,6 +240,7 @@ std::pair<Tensor, TL> fused_in_batch_step(const TL& weights, int64_t n, const Te
       scores_backward(weights, of, n, sc, p, false, false, grads);
       continue;
     }
+    ++fused;
     FusedTower tf = fused_tower_forward(weights, of, n, xr);
     FusedTower tg = fused_tower_forward(weights, of + n, n, yr);
     Tensor df, dg;
@@ -253,7 +260,7 @@ std::pair<Tensor, TL> fused_in_batch_step(const TL& weights, int64_t n, const Te
     fused_tower_backward(weights, of, n, tf, df, grads);
     fused_tower_backward(weights, of + n, n, tg, dg, grads);
   }
-  return {at::cat(losses), grads};
+  return {at::cat(losses), grads, fused};
 }
 
 // in_batch_losses for the inner score with fused_kernels.h's kernels (validation of a fused
@@ -269,7 +276,7 @@ Tensor fused_in_batch_losses(const TL& weights, int64_t n, const Tensor& x, cons
     const size_t of = static_cast<size_t>(r) * 2 * n;
     Tensor xr = own(x[r]);
     Tensor yr = own(y[r]);
-    if (!fusable(weights, of, n, xr)) {
+    if (!fusable(weights, of, n, xr, yr)) {
       Scores sc = scores(weights, of, n, xr, yr, nullptr, &inv_tau);
       losses.push_back(info_nce(sc.s, tau).first);
       continue;
