@@ -46,7 +46,13 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 
 from crl_approx.render.html import cpu_name, git_state  # noqa: E402
-from crl_approx.render.runrecord import job_cpu, job_flops, job_phases, job_steps  # noqa: E402
+from crl_approx.render.runrecord import (  # noqa: E402
+    job_cpu,
+    job_flops,
+    job_kernels,
+    job_phases,
+    job_steps,
+)
 from crl_approx.training import native  # noqa: E402
 from crl_approx.training.host import matmul_peak  # noqa: E402
 
@@ -202,7 +208,9 @@ def measure(name: str, dest: Path, cfg: dict, kernels: str = "aten") -> dict:
         "steps_over_limit": round(phases.get("steps", float("nan")) / step_limit, 2),
         "load_before": round(load, 2),
         "step": ", ".join(ran),
-        "kernels": kernels,
+        # the sampled step's kernels as the job logged them (none for a population job)
+        "kernels": ", ".join(sorted(set(job_kernels(dest / log)))) or None,
+        "kernels_asked": kernels,
     }
 
 
@@ -232,7 +240,7 @@ def summary(runs: list[dict]) -> dict:
 
 def line(name: str, r: dict) -> str:
     return (
-        f"{name:26s} {r['kernels']:5s} limit {r['limit_s']:7.2f} s  "
+        f"{name:26s} {r['kernels'] or '':5s} limit {r['limit_s']:7.2f} s  "
         f"job CPU {r['job_cpu_s']:7.2f} s "
         f"({r['job_over_limit']:.2f}x; step loop {r['steps_over_limit']:.2f}x)  "
         f"start-up {r['startup_cpu_s']:.1f} s, {r['phase_cpu_s']}, other {r['other_cpu_s']} s; "

@@ -41,6 +41,19 @@ def test_a_trained_cell_within_three_seed_sds_agrees_beyond_is_flagged(tmp_path,
     ]
 
 
+def test_a_mean_beside_its_sd_is_judged_by_the_seed_sd(tmp_path):
+    """The tables name a trained mean ``c_mean`` beside its ``c_sd``: the same 3-sd rule."""
+    base = {"D": [1], "excess_mean": [1.0e-2], "excess_sd": [1.0e-3]}
+    ref = reference.record(make_run(tmp_path / "ref", base))
+    near = base | {"excess_mean": [1.29e-2]}
+    assert reference.compare(make_run(tmp_path / "near", near), ref) == []
+    far = base | {"excess_mean": [1.31e-2]}
+    misses = reference.compare(make_run(tmp_path / "far", far), ref)
+    assert [(m["column"], m["basis"]) for m in misses] == [("excess_mean", "3 seed sd")]
+    assert reference.sd_column("excess", ["excess_sd"]) == "excess_sd"
+    assert reference.sd_column("excess_mean", ["excess_mean", "other_sd"]) is None
+
+
 def test_an_exact_cell_must_agree_to_rounding_and_text_exactly(tmp_path, ref):
     moved = {"D": [1, 2], "tail": [0.4902 * (1 + 1e-5), 0.01397], "tier": ["matches", "far"]}
     misses = reference.compare(make_run(tmp_path / "moved", exact=moved), ref)

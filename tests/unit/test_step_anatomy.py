@@ -180,6 +180,9 @@ def test_the_job_floors_add_the_products_adamw_and_the_start():
     (row,) = job_floors(flop, slow, bar=1.6)
     assert not row["over"] and math.isclose(row["cut"], 0.2 / 0.26)
     assert job_floors({"peak_gflops": 1.0, "cells": [{"cell": "other"} | other]}, anatomy) == []
+    # the anatomy is of ATen's step: a job that ran the fused kernels has no floor here
+    assert job_floors({**flop, "cells": [cell | {"kernels": "fused"}]}, anatomy) == []
+    assert len(job_floors({**flop, "cells": [cell | {"kernels": "aten"}]}, anatomy)) == 1
 
 
 def test_a_jobs_log_says_which_step_it_ran(tmp_path):

@@ -5,7 +5,8 @@ record of the default run (``benchmarks/reference_run.json``: its commit, host a
     python3 -m crl_approx.render.reference record --run /tmp/crl-default-run   # the record
 
 A cell agrees when it is within the noise of its cell: for a column ``c`` beside a ``c_sd``
-column (the sd over seeds), |ours − reference| ≤ 3 × the larger of the two sds; every other
+column, or ``c_mean`` beside ``c_sd`` (the sd over seeds: :func:`sd_column`),
+|ours − reference| ≤ 3 × the larger of the two sds; every other
 number (exact computations, and trained numbers where the table keeps no sd) within 1e-6 relative
 (+1e-12 absolute), which on the reference's host and commit is the determinism guarantee and
 elsewhere reads "differs beyond rounding; no seed sd". Text cells (labels, verdicts) must be equal.
@@ -111,6 +112,15 @@ def _missing(value) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value))
 
 
+def sd_column(column: str, columns) -> str | None:
+    """The seed-sd column beside ``column`` among ``columns``: ``c_sd`` for ``c``, or for a mean
+    ``c_mean`` (the tables' usual naming); None where there is none."""
+    names = [f"{column}_sd"]
+    if column.endswith("_mean"):
+        names.append(f"{column[: -len('_mean')]}_sd")
+    return next((n for n in names if n in columns), None)
+
+
 def compare(run: Path, reference: dict) -> list[dict]:
     """One row per cell that does not agree (table, column, row, ours, reference, basis), and
     one per table or column that is missing or has another number of rows."""
@@ -135,10 +145,10 @@ def compare(run: Path, reference: dict) -> list[dict]:
                     }
                 )
                 continue
-            sd_col = f"{column}_sd"
+            sd_col = sd_column(column, ours.columns)
             for row, (mine, theirs) in enumerate(zip(values, ref_values, strict=True)):
                 sd = None
-                if sd_col in ours.columns and sd_col in ref_table:
+                if sd_col is not None and sd_col in ref_table:
                     sds = [_number(ours[sd_col].iloc[row]), _number(ref_table[sd_col][row])]
                     sds = [s for s in sds if s is not None and math.isfinite(s)]
                     sd = max(sds) if sds else None

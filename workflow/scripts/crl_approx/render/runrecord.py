@@ -290,14 +290,15 @@ def job_floors(flop: dict, anatomy: dict, bar: float = FLOP_BAR) -> list[dict]:
     the anatomy run's, the job's CPU and limit the FLOP-limit run's. ``left`` is what ``bar`` ×
     the limit (issue 35's, records.FLOP_BAR) leaves above the floor; ``spent`` what the job
     spends there now; ``cut`` the share of it the bar asks to go, None where this estimate of the
-    floor is at or above the bar (``over``)."""
+    floor is at or above the bar (``over``). The anatomy is of the step with ATen's kernels: a
+    job that ran the fused kernels (its record's ``kernels``) has no floor here."""
     steps = {c["cell"]: c for c in anatomy["cells"]}
     outside = [c["startup_cpu_s"] + c["other_cpu_s"] for c in flop["cells"]]
     import_s = min([anatomy["torch_import_cpu_s"], *outside])
     out = []
     for c in flop["cells"]:
         step = steps.get(ANATOMY_OF.get(c["cell"], c["cell"]))
-        if step is None:
+        if step is None or c.get("kernels") == "fused":
             continue
         start = import_s / c["limit_s"]
         share = c.get("step_limit_s", c["limit_s"]) / c["limit_s"]  # the steps' part of the limit
