@@ -14,7 +14,8 @@ flagged cells, so that a closing note can show every table cell old against new:
   seed noise (:func:`exceed_by_noise`: with 3 seeds about one in six);
 - every other number (a fit, a ratio, a count from trained numbers): no noise estimate; its
   relative change, summarised per table (median, largest) with the largest cells listed;
-- text (labels, verdicts, sentences with numbers in them): every changed cell, old and new.
+- text (labels, verdicts, sentences with numbers in them): every changed cell, old and new; those
+  that changed more than the numbers they quote (:func:`numbers_only`) are ``readings``.
 
 Exact computations must not move at all: a flagged cell of a table that holds no trained number
 would show up among the last two kinds, and the record lists them by table.
@@ -28,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import statistics
 import sys
 from pathlib import Path
@@ -167,8 +169,32 @@ def sort_misses(run: Path, record: dict) -> dict:
                 m | {"table": name} for m in out["tables"][name]["per_seed"]["mean_misses"]
             ]
     out["seed_noise_misses"] = misses_sd
+    out["seed_sd_cells"] = seed_sd_cells(record)
     out["text"] = text
+    out["readings"] = [m for m in text if not numbers_only(m)]
     return out
+
+
+NUMBER = re.compile(r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?")
+
+
+def numbers_only(miss: dict) -> bool:
+    """Whether a changed text cell changed only in the numbers it quotes (the same sentence with
+    every number masked); a blank and a number, or a label for another, is a change of reading."""
+    a, b = miss.get("ours"), miss.get("reference")
+    if not isinstance(a, str) or not isinstance(b, str):
+        return False
+    return NUMBER.sub("#", a) == NUMBER.sub("#", b)
+
+
+def seed_sd_cells(record: dict) -> int:
+    """How many of the record's cells are judged by their seed sd (a column beside its sd)."""
+    return sum(
+        len(values)
+        for table in record["tables"].values()
+        for column, values in table.items()
+        if reference.sd_column(column, table) is not None
+    )
 
 
 def main() -> int:
@@ -178,7 +204,14 @@ def main() -> int:
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     record = json.loads(args.reference.read_text())
-    out = {"run": str(args.run), "reference": record["run"]} | sort_misses(args.run, record)
+    meta = json.loads((args.run / "benchmarks" / "default_run.json").read_text())
+    out = {
+        "run": str(args.run),
+        "reference": record["run"],
+        # the run's own record (its clone's benchmarks/default_run.json): commit, host
+        "reference_new": {k: meta.get(k) for k in ("commit", "date", "cpu", "cpu_kernels")},
+        "seed_sds": reference.SEED_SDS,
+    } | sort_misses(args.run, record)
     for name, t in sorted(out["tables"].items()):
         p = t.get("per_seed")
         seeds = (
@@ -196,6 +229,12 @@ def main() -> int:
         )
     print(f"{out['flagged']} of {out['cells']} cells flagged; {len(out['text'])} text or missing")
     print(f"beyond their seed noise: {len(out['seed_noise_misses'])}")
+    print(f"text changed beyond its numbers: {len(out['readings'])}")
+    for m in out["readings"]:
+        print(
+            f"  {m['table']} {m.get('column')} {m.get('row')}: {m.get('reference')!r} -> "
+            f"{m.get('ours')!r}"
+        )
     if args.out:
         args.out.write_text(json.dumps(out, indent=1, default=str) + "\n")
     return 0
