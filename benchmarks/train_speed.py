@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import time
@@ -45,6 +46,10 @@ from crl_approx.training.towers import build_model  # noqa: E402
 
 TAU = 0.5
 TRAIN = {"width": 128, "depth": 3, "lr": 1e-3, "weight_decay": 1e-4, "schedule": "cosine"}
+# the jobs' sampled-step kernels (train.step_kernels of the default config)
+TRAIN["step_kernels"] = re.search(
+    r"^  step_kernels: (\w+)", (SCRIPTS.parents[1] / "config" / "config.yaml").read_text(), re.M
+)[1]
 
 
 def flops_per_step(batch: int, width: int, dim: int, d_in: int) -> float:

@@ -11,7 +11,9 @@
 // the numbers agree with native_step.cpp's to float32 rounding, not bitwise; each kernel sums in
 // one fixed order (rows in chunks of kChunk, the chunks' sums added in turn), whatever the
 // replicas beside it, so a replica's numbers do not depend on the others
-// (tests/unit/test_fused_step.py).
+// (tests/unit/test_fused_step.py). Built with -march=native, the compiler contracts a·b + c into
+// fused multiply-adds where the CPU has them: the kernels' last bits depend on the CPU's
+// instruction set and the compiler, as ATen's depend on the CPU.
 #pragma once
 
 #include <torch/extension.h>
