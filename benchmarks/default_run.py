@@ -136,7 +136,7 @@ def native_record(dest: Path) -> dict:
     and wall seconds (the job that built it logs them as its ``native`` part, the compiler's
     processes included; the others load it in milliseconds of CPU, a job that waited for the
     build with a long wall time)."""
-    from crl_approx.render.runrecord import job_kernels, job_steps
+    from crl_approx.render.runrecord import job_steps
     from crl_approx.runtime import PHASE_PATTERN
 
     steps: dict[str, int] = {}
@@ -145,7 +145,7 @@ def native_record(dest: Path) -> dict:
     for path in sorted((dest / "logs").rglob("*.log")):
         for step in job_steps(path):
             steps[step] = steps.get(step, 0) + 1
-        for name in job_kernels(path):
+        for name in job_steps(path, kernels=True):
             kernels[name] = kernels.get(name, 0) + 1
         text = path.read_text(errors="replace")
         for name, cpu, wall in PHASE_PATTERN.findall(text):

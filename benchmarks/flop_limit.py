@@ -49,7 +49,6 @@ from crl_approx.render.html import cpu_name, git_state  # noqa: E402
 from crl_approx.render.runrecord import (  # noqa: E402
     job_cpu,
     job_flops,
-    job_kernels,
     job_phases,
     job_steps,
 )
@@ -209,7 +208,7 @@ def measure(name: str, dest: Path, cfg: dict, kernels: str = "aten") -> dict:
         "load_before": round(load, 2),
         "step": ", ".join(ran),
         # the sampled step's kernels as the job logged them (none for a population job)
-        "kernels": ", ".join(sorted(set(job_kernels(dest / log)))) or None,
+        "kernels": ", ".join(sorted(set(job_steps(dest / log, kernels=True)))) or None,
         "kernels_asked": kernels,
     }
 

@@ -83,11 +83,9 @@ def _children_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
-#: a training job's one line on the step it runs (training.native: ``compiled``, or ``python``, why)
+#: a training job's lines on its step (``compiled``, ``python (why)``) and kernels (training.native)
 STEP_LINE = "job training step: {step}"
 STEP_PATTERN = re.compile(r"job training step: (.+)$", re.MULTILINE)
-#: the kernels a job's sampled step ran with, logged at its first step (training.native:
-#: ``fused``, ``aten``, ``aten (the Python step)``, or ATen's for seeds whose shapes do not fit)
 KERNELS_LINE = "job step kernels: {kernels}"
 KERNELS_PATTERN = re.compile(r"job step kernels: (.+)$", re.MULTILINE)
 
@@ -153,10 +151,8 @@ def use_job_allocator() -> bool:
 @contextlib.contextmanager
 def rule_logging(smk):
     """Send logging and stderr to ``smk.log[0]``; log the rule, its parameters and its wall time.
-
     A traceback is written to the log before the exception propagates, so that Snakemake's
-    ``--show-failed-logs`` shows why a job failed.
-    """
+    ``--show-failed-logs`` shows why a job failed."""
     path = Path(smk.log[0])
     path.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(path, mode="w", encoding="utf-8")

@@ -36,24 +36,10 @@ RTOL, ATOL = 1e-6, 1e-12
 
 
 def cpu_kernels() -> str:
-    """The kernel set torch dispatches to on this CPU (AVX2, AVX512, ...) and a short hash of the
-    CPU's feature flags (/proc/cpuinfo). Trained numbers are bitwise reproducible on one host; two
-    hosts of one model name ("AMD EPYC") may differ here, and then their trained numbers differ
-    beyond rounding (float sums in another order), by design."""
-    import hashlib
+    """:func:`crl_approx.training.host.cpu_kernels` (the kernel set and the CPU's flags)."""
+    from ..training.host import cpu_kernels as kernels
 
-    import torch
-
-    flags = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith(("flags", "Features")):
-                flags = " ".join(sorted(line.split(":", 1)[1].split()))
-                break
-    except OSError:
-        pass
-    digest = hashlib.sha256(flags.encode()).hexdigest()[:8] if flags else "no flags"
-    return f"{torch.backends.cpu.get_cpu_capability()}, flags {digest}"
+    return kernels()
 
 
 def record(run: Path) -> dict:

@@ -55,20 +55,14 @@ def job_flops(log_path: Path | str) -> dict[str, int]:
     return {name: int(flop) for name, flop in _log_lines(log_path, FLOP_PATTERN)}
 
 
-def job_steps(log_path: Path | str) -> list[str]:
+def job_steps(log_path: Path | str, kernels: bool = False) -> list[str]:
     """The steps a training job's log says it ran (crl_approx.runtime.STEP_LINE, once per job:
-    ``compiled``, or ``python (why)``); empty for a job that trained nothing."""
-    from ..runtime import STEP_PATTERN
+    ``compiled``, or ``python (why)``), or with ``kernels`` the kernels its sampled step ran
+    with (KERNELS_LINE); empty for a job that trained nothing (ran no sampled step)."""
+    from ..runtime import KERNELS_PATTERN, STEP_PATTERN
 
-    return [step.strip() for step in _log_lines(log_path, STEP_PATTERN)]
-
-
-def job_kernels(log_path: Path | str) -> list[str]:
-    """The kernels a training job's sampled step ran with, as its log says
-    (crl_approx.runtime.KERNELS_LINE); empty for a job that ran no sampled step."""
-    from ..runtime import KERNELS_PATTERN
-
-    return [k.strip() for k in _log_lines(log_path, KERNELS_PATTERN)]
+    pattern = KERNELS_PATTERN if kernels else STEP_PATTERN
+    return [step.strip() for step in _log_lines(log_path, pattern)]
 
 
 _STAMP = re.compile(r"^\[(\w{3} \w{3} +\d+ \d\d:\d\d:\d\d \d{4})\]$")
@@ -308,21 +302,7 @@ def job_floors(flop: dict, anatomy: dict, bar: float = FLOP_BAR) -> list[dict]:
         job = c["job_cpu_s"] / c["limit_s"]
         over = floor >= bar
         cut = None if over else max(0.0, job - bar) / (job - floor) if job > floor else 0.0
-        out.append(
-            {
-                "cell": c["cell"],
-                "step": step["cell"],
-                "products": products,
-                "adamw": adamw,
-                "import_s": import_s,
-                "start": start,
-                "floor": floor,
-                "job": job,
-                "bar": bar,
-                "left": bar - floor,
-                "spent": job - floor,
-                "over": over,
-                "cut": cut,
-            }
-        )
+        row = dict(cell=c["cell"], step=step["cell"], products=products, adamw=adamw, bar=bar)
+        row |= dict(import_s=import_s, start=start, floor=floor, job=job, left=bar - floor)
+        out.append(row | dict(spent=job - floor, over=over, cut=cut))
     return out

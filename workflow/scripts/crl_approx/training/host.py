@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 
 import torch
 
@@ -61,3 +62,22 @@ def select_device(prefer: str = "auto") -> torch.device:
         dev = torch.device("cpu")
         log.info("device: cpu (no GPU visible%s)", "" if prefer == "auto" else ", forced")
     return dev
+
+
+def cpu_kernels() -> str:
+    """The kernel set torch dispatches to on this CPU (AVX2, AVX512, ...) and a short hash of the
+    CPU's feature flags (/proc/cpuinfo). Trained numbers are bitwise reproducible on one host; two
+    hosts of one model name ("AMD EPYC") may differ here, and then their trained numbers differ
+    beyond rounding (float sums in another order), by design."""
+    import hashlib
+
+    flags = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith(("flags", "Features")):
+                flags = " ".join(sorted(line.split(":", 1)[1].split()))
+                break
+    except OSError:
+        pass
+    digest = hashlib.sha256(flags.encode()).hexdigest()[:8] if flags else "no flags"
+    return f"{torch.backends.cpu.get_cpu_capability()}, flags {digest}"

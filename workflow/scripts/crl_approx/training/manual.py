@@ -127,10 +127,9 @@ class ReplicaWeights:
         ]
         #: the last step's gradients, in the order and layouts of ``tensors``
         self.grads: list[torch.Tensor] = []
-        #: the compiled twins of this module's steps on these tensors (:mod:`.native`: bitwise the
-        #: same numbers with ATen's kernels, the sampled inner-score step's own with the fused
-        #: ones, train.step_kernels), or None for the Python ones (``compiled`` None: where they
-        #: can be had)
+        #: the compiled steps on these tensors (:mod:`.native`: this module's twins, bitwise, with
+        #: ATen's kernels; train.step_kernels), or None for the Python ones (``compiled`` None:
+        #: where they can be had)
         self.native = native.bind(self, compiled, getattr(model, "step_kernels", "aten"))
 
     @torch.no_grad()

@@ -72,7 +72,7 @@ def build_key() -> str:
     (``-march=native``); torch's version and where it is installed; the interpreter (its ABI tag
     and prefix); the machine's architecture; the compiler ``$CXX`` names (default ``c++``). Two
     environments, or two CPUs, sharing a cache folder build apart."""
-    from ..render.reference import cpu_kernels
+    from .host import cpu_kernels
 
     digest = hashlib.sha256(b"".join(p.read_bytes() for p in SOURCES))
     parts = (
