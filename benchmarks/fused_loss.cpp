@@ -6,78 +6,16 @@
 // per row for the rest). A measurement, not a training path: its exp is Cephes' polynomial, not
 // torch's, and its sums run in another order, so its numbers agree with the step's to float32
 // rounding only (tests/unit/test_fused_loss.py).
+// The kernels' helpers (vectors of 16 floats, Cephes' exp, a row of scores, a row's softmax
+// gradient) are the training step's own: fused_kernels.h.
 #include <torch/extension.h>
 
-#include <cmath>
-#include <cstring>
 #include <ctime>
 #include <vector>
 
-using at::Tensor;
+#include "../workflow/scripts/crl_approx/training/fused_kernels.h"  // using at::Tensor, too
 
 namespace {
-
-typedef float vf __attribute__((vector_size(64)));
-typedef int32_t vi __attribute__((vector_size(64)));
-
-// exp(x) on 16 lanes for x <= 0 (clamped at -87: e^-87 is float32's smallest normal order)
-vf vexp_neg(vf x) {
-  const vf lo = x - x - 87.0f;
-  x = x < lo ? lo : x;
-  vf t = x * 1.44269504088896341f + 0.5f;
-  vi it = __builtin_convertvector(t, vi);
-  vf ft = __builtin_convertvector(it, vf);
-  it = it + (vi)(t < ft);  // floor for negative t (the mask is -1 where truncation rounded up)
-  vf fn = __builtin_convertvector(it, vf);
-  vf r = x - fn * 0.693359375f + fn * 2.12194440e-4f;
-  vf p = r * 1.9875691500E-4f + 1.3981999507E-3f;
-  p = p * r + 8.3334519073E-3f;
-  p = p * r + 4.1665795894E-2f;
-  p = p * r + 1.6666665459E-1f;
-  p = p * r + 5.0000001201E-1f;
-  vf y = p * r * r + r + 1.0f;
-  vi bits = (it + 127) << 23;
-  return y * (vf)bits;
-}
-
-vf load(const float* p) {
-  vf v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-void store(float* p, vf v) { std::memcpy(p, &v, sizeof v); }
-float hsum(vf v) {
-  float s = 0.0f;
-  for (int l = 0; l < 16; ++l) s += v[l];
-  return s;
-}
-float hmax(vf v) {
-  float s = v[0];
-  for (int l = 1; l < 16; ++l) s = v[l] > s ? v[l] : s;
-  return s;
-}
-
-// one row of logits z (B) in place: exp(z - max)·r with r = 1/(Σ·B), minus 1/B at the
-// diagonal i; returns the row's lse - z_i
-double row_grad(float* z, int B, int i) {
-  vf mx = load(z);
-  for (int j = 16; j < B; j += 16) {
-    vf v = load(z + j);
-    mx = v > mx ? v : mx;
-  }
-  const float m = hmax(mx), zii = z[i], inv_b = 1.0f / B;
-  vf acc = mx - mx;
-  for (int j = 0; j < B; j += 16) {
-    vf v = vexp_neg(load(z + j) - m);
-    store(z + j, v);
-    acc += v;
-  }
-  const float s = hsum(acc);
-  const float r = (1.0f / s) * inv_b;
-  for (int j = 0; j < B; j += 16) store(z + j, load(z + j) * r);
-  z[i] -= inv_b;
-  return static_cast<double>(m + std::log(s) - zii);
-}
 
 double cpu_s() {
   timespec ts;
@@ -118,19 +56,13 @@ std::vector<Tensor> fused_tail(const Tensor& ft, const Tensor& gt, double tau) {
   float* z = row.data();
   double loss = 0.0;
   for (int i = 0; i < B; ++i) {
-    const float a0 = f[i] * inv_tau;
-    for (int j = 0; j < B; j += 16) store(z + j, load(g + j) * a0);
-    for (int k = 1; k < D; ++k) {
-      const float ak = f[k * B + i] * inv_tau;
-      const float* gk = g + k * B;
-      for (int j = 0; j < B; j += 16) store(z + j, load(z + j) + load(gk + j) * ak);
-    }
+    score_row(f, g, D, B, i, inv_tau, z);
     loss += row_grad(z, B, i);
     for (int k = 0; k < D; ++k) {
       const float* gk = g + k * B;
       float* dgk = pdg + k * B;
       const float fk = f[k * B + i];
-      vf dot = load(z) * 0.0f;
+      vf dot = zero();
       for (int j = 0; j < B; j += 16) {
         vf e = load(z + j);
         dot += load(gk + j) * e;

@@ -42,6 +42,21 @@ def mixture_grid(nodes: int = 24):
     return Grid.from_mixture(GaussianMixture.from_config(gmm), nodes, torch.float32, "cpu")
 
 
+@pytest.fixture(scope="module")
+def compiled():
+    """The compiled training step (crl_approx.training.native): where a C++ compiler is, failing
+    to build it is a failure; skipped without one, or with CRL_NATIVE_STEP=0."""
+    from crl_approx.training import native
+
+    if not shutil.which(os.environ.get("CXX", "c++")):
+        pytest.skip("no C++ compiler here: the jobs run the Python step")
+    if not native.enabled():
+        pytest.skip("CRL_NATIVE_STEP=0 in the environment")
+    mod = native.module()
+    assert mod is not None, "a compiler is here, but the compiled step did not build (see log)"
+    return mod
+
+
 def wait_for_training(proc: subprocess.Popen, work: Path, epoch: int = 3, timeout: float = 300):
     """Wait until the run in ``work`` (snakemake as ``proc``) has trained to ``epoch``."""
     import time

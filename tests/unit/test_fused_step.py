@@ -7,8 +7,6 @@ the ATen step, bitwise; the cosine score keeps ATen's step; three stacked seeds 
 bitwise as their own run; an unknown kernel name is refused."""
 
 import hashlib
-import os
-import shutil
 
 import pytest
 import torch
@@ -21,18 +19,6 @@ from crl_approx.training.towers import build_model
 
 TAU = 0.3
 TRAIN = {"width": 32, "depth": 3, "lr": 3e-3, "weight_decay": 1e-4, "schedule": "cosine"}
-HAVE_COMPILER = bool(shutil.which(os.environ.get("CXX", "c++")))
-
-
-@pytest.fixture(scope="module")
-def compiled():
-    if not HAVE_COMPILER:
-        pytest.skip("no C++ compiler here: the fused kernels need the compiled step")
-    if not native.enabled():
-        pytest.skip("CRL_NATIVE_STEP=0 in the environment")
-    mod = native.module()
-    assert mod is not None, "a compiler is here, but the compiled step did not build (see log)"
-    return mod
 
 
 def _model(d_in, dim, train, seeds=(0, 1, 2), kernels="fused"):

@@ -11,7 +11,6 @@ import fcntl
 import hashlib
 import logging
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -39,19 +38,6 @@ SCORES = {
     "cosine_learnt": {"score": "cosine"},
     "cosine_fixed": {"score": "cosine", "cosine_scale_learnable": False},
 }
-HAVE_COMPILER = bool(shutil.which(os.environ.get("CXX", "c++")))
-
-
-@pytest.fixture(scope="module")
-def compiled():
-    """The compiled module: where a compiler is, failing to build it is a failure."""
-    if not HAVE_COMPILER:
-        pytest.skip("no C++ compiler here: the jobs run the Python step")
-    if not native.enabled():
-        pytest.skip("CRL_NATIVE_STEP=0 in the environment")
-    mod = native.module()
-    assert mod is not None, "a compiler is here, but the compiled step did not build (see log)"
-    return mod
 
 
 def _train(objective, score, seeds, d_in, dim, compiled: bool, steps=12, depth=3):

@@ -115,15 +115,32 @@ Tensor last_forward(const Tensor& w, const Tensor& b, const Tensor& h) {
   return out;
 }
 
-// one row of logits z (B) in place: exp(z - max)·r with r = 1/(Σ·B), minus 1/B at the diagonal
-// i; returns the row's lse - z_i
-double row_grad(float* z, int64_t B, int64_t i) {
+// row i of the scores S = (f/τ)ᵀ g into z (B): f, g (D, B)
+void score_row(const float* f, const float* g, int64_t D, int64_t B, int64_t i, float inv_tau,
+               float* z) {
+  const float a0 = f[i] * inv_tau;
+  for (int64_t j = 0; j < B; j += kLanes) store(z + j, load(g + j) * a0);
+  for (int64_t k = 1; k < D; ++k) {
+    const float ak = f[k * B + i] * inv_tau;
+    const float* gk = g + k * B;
+    for (int64_t j = 0; j < B; j += kLanes) store(z + j, load(z + j) + load(gk + j) * ak);
+  }
+}
+
+// the largest of z (B)
+float row_max(const float* z, int64_t B) {
   vf mx = load(z);
   for (int64_t j = kLanes; j < B; j += kLanes) {
     vf v = load(z + j);
     mx = v > mx ? v : mx;
   }
-  const float m = hmax(mx), zii = z[i], inv_b = 1.0f / B;
+  return hmax(mx);
+}
+
+// one row of logits z (B) in place: exp(z - max)·r with r = 1/(Σ·B), minus 1/B at the diagonal
+// i; returns the row's lse - z_i
+double row_grad(float* z, int64_t B, int64_t i) {
+  const float m = row_max(z, B), zii = z[i], inv_b = 1.0f / B;
   vf acc = zero();
   for (int64_t j = 0; j < B; j += kLanes) {
     vf v = vexp_neg(load(z + j) - m);
@@ -150,13 +167,7 @@ std::vector<Tensor> tail(const Tensor& ft, const Tensor& gt, double tau) {
   float* z = row.data();
   double loss = 0.0;
   for (int64_t i = 0; i < B; ++i) {
-    const float a0 = f[i] * inv_tau;
-    for (int64_t j = 0; j < B; j += kLanes) store(z + j, load(g + j) * a0);
-    for (int64_t k = 1; k < D; ++k) {
-      const float ak = f[k * B + i] * inv_tau;
-      const float* gk = g + k * B;
-      for (int64_t j = 0; j < B; j += kLanes) store(z + j, load(z + j) + load(gk + j) * ak);
-    }
+    score_row(f, g, D, B, i, inv_tau, z);
     loss += row_grad(z, B, i);
     for (int64_t k = 0; k < D; ++k) {
       const float* gk = g + k * B;
@@ -187,19 +198,8 @@ Tensor tail_loss(const Tensor& ft, const Tensor& gt, double tau) {
   float* z = row.data();
   double loss = 0.0;
   for (int64_t i = 0; i < B; ++i) {
-    const float a0 = f[i] * inv_tau;
-    for (int64_t j = 0; j < B; j += kLanes) store(z + j, load(g + j) * a0);
-    for (int64_t k = 1; k < D; ++k) {
-      const float ak = f[k * B + i] * inv_tau;
-      const float* gk = g + k * B;
-      for (int64_t j = 0; j < B; j += kLanes) store(z + j, load(z + j) + load(gk + j) * ak);
-    }
-    vf mx = load(z);
-    for (int64_t j = kLanes; j < B; j += kLanes) {
-      vf v = load(z + j);
-      mx = v > mx ? v : mx;
-    }
-    const float m = hmax(mx);
+    score_row(f, g, D, B, i, inv_tau, z);
+    const float m = row_max(z, B);
     vf acc = zero();
     for (int64_t j = 0; j < B; j += kLanes) acc += vexp_neg(load(z + j) - m);
     loss += static_cast<double>(m + std::log(hsum(acc)) - z[i]);

@@ -144,6 +144,31 @@ void check_shapes(const TL& weights, int64_t n, const TL& scales, int64_t replic
 
 const Tensor* scale_of(const TL& scales, size_t r) { return scales.empty() ? nullptr : &scales[r]; }
 
+// P = softmax, in place into ∂/∂S = (P − I)/B
+void to_score_grad(Tensor& p, int64_t batch) {
+  p.diagonal().sub_(1.0);
+  p.mul_(1.0 / batch);
+}
+
+// one replica of manual.in_batch_step on its own x, y (B, d): its loss; its gradients appended
+Tensor replica_step(const TL& ws, size_t of, size_t n, const Tensor& xr, const Tensor& yr,
+                    const Tensor* log_c, bool learn, double tau, TL& grads) {
+  const double inv_tau = 1.0 / tau;
+  Scores sc = scores(ws, of, n, xr, yr, log_c, &inv_tau);
+  auto [loss, p] = info_nce(log_c ? at::mul(sc.s, inv_tau) : sc.s, tau);
+  to_score_grad(p, xr.size(0));
+  scores_backward(ws, of, n, sc, p, log_c != nullptr, learn, grads);
+  return loss;
+}
+
+// one replica of manual.in_batch_losses: its loss alone
+Tensor replica_loss(const TL& ws, size_t of, size_t n, const Tensor& xr, const Tensor& yr,
+                    const Tensor* log_c, double tau) {
+  const double inv_tau = 1.0 / tau;
+  Scores sc = scores(ws, of, n, xr, yr, log_c, &inv_tau);
+  return info_nce(log_c ? at::mul(sc.s, inv_tau) : sc.s, tau).first;
+}
+
 }  // namespace
 
 // manual.in_batch_step: the R losses and every replica's gradients (f's, g's, log c's if learnt)
@@ -151,21 +176,14 @@ std::pair<Tensor, TL> in_batch_step(const TL& weights, int64_t n, const TL& scal
                                     const Tensor& x, const Tensor& y, double tau) {
   at::NoGradGuard no_grad;
   TL losses, grads;
-  const int64_t replicas = x.size(0), batch = x.size(1);
+  const int64_t replicas = x.size(0);
   check_shapes(weights, n, scales, replicas);
   TORCH_CHECK(y.size(0) == replicas, "x and y have different replica counts");
-  const double inv_tau = 1.0 / tau;
   for (int64_t r = 0; r < replicas; ++r) {
     const size_t of = static_cast<size_t>(r) * 2 * n;
-    const Tensor* log_c = scale_of(scales, r);
     Tensor xr = own(x[r]);
     Tensor yr = own(y[r]);
-    Scores sc = scores(weights, of, n, xr, yr, log_c, &inv_tau);
-    auto [loss, p] = info_nce(log_c ? at::mul(sc.s, inv_tau) : sc.s, tau);
-    losses.push_back(loss);
-    p.diagonal().sub_(1.0);  // ∂/∂S = (P − I)/B
-    p.mul_(1.0 / batch);
-    scores_backward(weights, of, n, sc, p, log_c != nullptr, learn, grads);
+    losses.push_back(replica_step(weights, of, n, xr, yr, scale_of(scales, r), learn, tau, grads));
   }
   return {at::cat(losses), grads};
 }
@@ -177,13 +195,10 @@ Tensor in_batch_losses(const TL& weights, int64_t n, const TL& scales, const Ten
   TL losses;
   check_shapes(weights, n, scales, x.size(0));
   TORCH_CHECK(y.size(0) == x.size(0), "x and y have different replica counts");
-  const double inv_tau = 1.0 / tau;
   for (int64_t r = 0; r < x.size(0); ++r) {
-    const Tensor* log_c = scale_of(scales, r);
     Tensor xr = own(x[r]);
     Tensor yr = own(y[r]);
-    Scores sc = scores(weights, r * 2 * n, n, xr, yr, log_c, &inv_tau);
-    losses.push_back(info_nce(log_c ? at::mul(sc.s, inv_tau) : sc.s, tau).first);
+    losses.push_back(replica_loss(weights, r * 2 * n, n, xr, yr, scale_of(scales, r), tau));
   }
   return at::cat(losses);
 }
@@ -223,7 +238,7 @@ std::tuple<Tensor, TL, int64_t> fused_in_batch_step(const TL& weights, int64_t n
   at::NoGradGuard no_grad;
   TL losses, grads;
   int64_t fused = 0;
-  const int64_t replicas = x.size(0), batch = x.size(1);
+  const int64_t replicas = x.size(0);
   check_shapes(weights, n, {}, replicas);
   TORCH_CHECK(y.size(0) == replicas, "x and y have different replica counts");
   const double inv_tau = 1.0 / tau;
@@ -232,12 +247,7 @@ std::tuple<Tensor, TL, int64_t> fused_in_batch_step(const TL& weights, int64_t n
     Tensor xr = own(x[r]);
     Tensor yr = own(y[r]);
     if (!fusable(weights, of, n, xr, yr)) {
-      Scores sc = scores(weights, of, n, xr, yr, nullptr, &inv_tau);
-      auto [loss, p] = info_nce(sc.s, tau);
-      losses.push_back(loss);
-      p.diagonal().sub_(1.0);
-      p.mul_(1.0 / batch);
-      scores_backward(weights, of, n, sc, p, false, false, grads);
+      losses.push_back(replica_step(weights, of, n, xr, yr, nullptr, false, tau, grads));
       continue;
     }
     ++fused;
@@ -252,8 +262,7 @@ std::tuple<Tensor, TL, int64_t> fused_in_batch_step(const TL& weights, int64_t n
     } else {
       auto [loss, p] = info_nce(at::mm(at::mul(tf.out, inv_tau).t(), tg.out), tau);
       losses.push_back(loss);
-      p.diagonal().sub_(1.0);
-      p.mul_(1.0 / batch);
+      to_score_grad(p, xr.size(0));
       df = at::mm(tg.out, p.t());
       dg = at::mm(tf.out, p);
     }
@@ -277,8 +286,7 @@ Tensor fused_in_batch_losses(const TL& weights, int64_t n, const Tensor& x, cons
     Tensor xr = own(x[r]);
     Tensor yr = own(y[r]);
     if (!fusable(weights, of, n, xr, yr)) {
-      Scores sc = scores(weights, of, n, xr, yr, nullptr, &inv_tau);
-      losses.push_back(info_nce(sc.s, tau).first);
+      losses.push_back(replica_loss(weights, of, n, xr, yr, nullptr, tau));
       continue;
     }
     Tensor ft = fused_tower_forward(weights, of, n, xr).out;
