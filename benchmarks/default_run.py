@@ -31,6 +31,7 @@ import json
 import os
 import platform
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -67,6 +68,7 @@ def main() -> None:
     # the compiled step's build, paid inside the run as on a new machine (not this host's cache)
     native_dir = args.dest / ".native-cache"
     load_start = os.getloadavg()
+    tree_start = tree_cpu()
     start = time.monotonic()
     with log.open("w") as fh:
         proc = subprocess.run(
@@ -78,6 +80,7 @@ def main() -> None:
             env={**os.environ, "MPLBACKEND": "Agg", "CRL_NATIVE_DIR": str(native_dir)},
         )
     wall = time.monotonic() - start
+    tree = tree_cpu() - tree_start
     load_end = os.getloadavg()
     if proc.returncode != 0:
         sys.exit(f"snakemake failed (exit {proc.returncode}); see {log}")
@@ -106,9 +109,19 @@ def main() -> None:
     record["peak_gflops"] = round(matmul_peak() / 1e9, 1)
     record["job_cpu_s"] = round(sum(r["cpu_s"] for r in record["rules"].values()), 1)
     record["job_s"] = round(sum(r["job_s"] for r in record["rules"].values()), 1)
+    # the CPU of the whole process tree (Snakemake, its solver, the jobs' shells and the jobs), and
+    # what is not the jobs' own: Snakemake's scheduling, job launches and benchmark sampling
+    record["tree_cpu_s"] = round(tree, 1)
+    record["snakemake_cpu_s"] = round(tree - record["job_cpu_s"], 1)
     args.out.write_text(json.dumps(record, indent=1) + "\n")
     print(json.dumps({k: v for k, v in record.items() if k != "rules"}, indent=1))
     print(f"written {args.out}; run kept in {args.dest}")
+
+
+def tree_cpu() -> float:
+    """User + system CPU seconds of this process's waited-for children and their descendants."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 def head_commit(clone: Path) -> str:

@@ -120,3 +120,15 @@ def test_setting_the_gpu_partition_where_the_docs_say_moves_every_gpu_rule():
     assert gpu <= set(sets)
     assert {r: sets[r]["slurm_partition"] for r in gpu} == {r: "gpu_a100_partition" for r in gpu}
     assert "SET_ME_gpu_partition" not in yaml.safe_dump(sets)
+
+
+@pytest.mark.parametrize(
+    "argv", [(), ("--profile", "profiles/slurm"), ("--profile", "profiles/local-gpu")]
+)
+def test_every_run_reschedules_on_the_workflow_profiles_timespan(monkeypatch, argv):
+    # Snakemake's default (100/1s) starts a 1 s chain of scheduling passes per finished job
+    # (benchmarks/scheduler_overhead.py); the workflow profile's longer timespan reaches every run
+    limit = effective(monkeypatch, *argv).max_jobs_per_timespan
+    assert (limit.max_jobs, limit.timespan) == (100, 3)
+    default = effective(monkeypatch, "--workflow-profile", "none").max_jobs_per_timespan
+    assert default.timespan == 1  # what the profile changes, as this Snakemake has it
