@@ -5,7 +5,7 @@
 // What stays ATen: the hidden layers' wide products (width × width: BLAS at the host's peak).
 // What is fused: the first layer when its input is narrow (x w + b, ReLU: one pass); the last
 // layer (D × width, D narrow: one pass per row); the tail (the scores, the softmax, the loss,
-// ∂L/∂S and its two products, row by row without a B × B matrix, for D <= kTailDims); each
+// ∂L/∂S and its two products, two rows at a time without a B × B matrix, for D <= kTailDims); each
 // layer's backward ReLU mask with its bias gradient (one pass), and the first layer's weight
 // gradient in that pass. Its exp is Cephes' polynomial and its sums run in their own order, so
 // the numbers agree with native_step.cpp's to float32 rounding, not bitwise; each kernel sums in
@@ -115,9 +115,10 @@ Tensor last_forward(const Tensor& w, const Tensor& b, const Tensor& h) {
   return out;
 }
 
-// row i of the scores S = (f/τ)ᵀ g into z (B): f, g (D, B)
-void score_row(const float* f, const float* g, int64_t D, int64_t B, int64_t i, float inv_tau,
-               float* z) {
+// row i of the scores S = (f/τ)ᵀ g into z (B): f, g (D, B) (benchmarks/fused_loss.cpp's tail;
+// the step's makes two rows at a time: score_rows2)
+[[maybe_unused]] void score_row(const float* f, const float* g, int64_t D, int64_t B, int64_t i,
+                                float inv_tau, float* z) {
   const float a0 = f[i] * inv_tau;
   for (int64_t j = 0; j < B; j += kLanes) store(z + j, load(g + j) * a0);
   for (int64_t k = 1; k < D; ++k) {
@@ -154,34 +155,79 @@ double row_grad(float* z, int64_t B, int64_t i) {
   return static_cast<double>(m + std::log(s) - zii);
 }
 
-// the tail: f, g (D, B) -> the loss τ·mean(lse - S_ii) of S = (f/τ)ᵀ g, ∂L/∂f = g (∂L/∂S)ᵀ and
-// ∂L/∂g = f ∂L/∂S, one row of S at a time
-std::vector<Tensor> tail(const Tensor& ft, const Tensor& gt, double tau) {
-  const int64_t D = ft.size(0), B = ft.size(1);
+// rows i and i + 1 of the scores into za, zb: score_row's sums, in its order, the two rows sharing
+// their loads of g (which product of a sum the compiler fuses into a multiply-add is its choice:
+// score_row's rows and these agree to float32 rounding, not always bitwise)
+template <int D>
+void score_rows2(const float* f, const float* g, int64_t B, int64_t i, float inv_tau, float* za,
+                 float* zb) {
+  float a[D], b[D];
+  for (int k = 0; k < D; ++k) {
+    a[k] = f[k * B + i] * inv_tau;
+    b[k] = f[k * B + i + 1] * inv_tau;
+  }
+  for (int64_t j = 0; j < B; j += kLanes) {
+    const vf g0 = load(g + j);
+    vf sa = g0 * a[0], sb = g0 * b[0];
+    for (int k = 1; k < D; ++k) {
+      const vf gk = load(g + k * B + j);
+      sa = sa + gk * a[k];
+      sb = sb + gk * b[k];
+    }
+    store(za + j, sa);
+    store(zb + j, sb);
+  }
+}
+
+// the backward of rows i and i + 1 (their ∂L/∂S rows ea, eb): ∂L/∂f at (k, i), (k, i + 1) into
+// pdf, and each row's share of ∂L/∂g added to part (D, B), row i's first: every sum in the order
+// one row at a time makes it, the partial sums kept in registers across the two rows
+template <int D>
+void rows_backward2(const float* f, const float* g, int64_t B, int64_t i, const float* ea,
+                    const float* eb, float* part, float* pdf) {
+  float fa[D], fb[D];
+  vf da[D], db[D];
+  for (int k = 0; k < D; ++k) {
+    fa[k] = f[k * B + i];
+    fb[k] = f[k * B + i + 1];
+    da[k] = zero();
+    db[k] = zero();
+  }
+  for (int64_t j = 0; j < B; j += kLanes) {
+    const vf va = load(ea + j), vb = load(eb + j);
+    for (int k = 0; k < D; ++k) {
+      const vf gk = load(g + k * B + j);
+      da[k] += gk * va;
+      db[k] += gk * vb;
+      float* pk = part + k * B + j;
+      store(pk, (load(pk) + va * fa[k]) + vb * fb[k]);
+    }
+  }
+  for (int k = 0; k < D; ++k) {
+    pdf[k * B + i] = hsum(da[k]);
+    pdf[k * B + i + 1] = hsum(db[k]);
+  }
+}
+
+// the tail for D columns: two rows of S at a time (B even), the loads of g and of ∂L/∂g's
+// partial sums shared by the two
+template <int D>
+std::vector<Tensor> tail_d(const Tensor& ft, const Tensor& gt, double tau) {
+  const int64_t B = ft.size(1);
   Tensor df = at::empty({D, B}, ft.options()), dg = at::zeros({D, B}, ft.options());
   Tensor part = at::zeros({D, B}, ft.options());
   const float *f = ptr(ft), *g = ptr(gt);
   float *pdf = ptr(df), *pdg = ptr(dg), *pp = ptr(part);
   const float inv_tau = static_cast<float>(1.0 / tau);
-  std::vector<float> row(B);
-  float* z = row.data();
+  std::vector<float> rows(2 * B);
+  float *za = rows.data(), *zb = za + B;
   double loss = 0.0;
-  for (int64_t i = 0; i < B; ++i) {
-    score_row(f, g, D, B, i, inv_tau, z);
-    loss += row_grad(z, B, i);
-    for (int64_t k = 0; k < D; ++k) {
-      const float* gk = g + k * B;
-      float* pk = pp + k * B;
-      const float fk = f[k * B + i];
-      vf dot = zero();
-      for (int64_t j = 0; j < B; j += kLanes) {
-        vf e = load(z + j);
-        dot += load(gk + j) * e;
-        store(pk + j, load(pk + j) + e * fk);
-      }
-      pdf[k * B + i] = hsum(dot);
-    }
-    if ((i + 1) % kChunk == 0 || i + 1 == B) {  // the chunk's rows join ∂L/∂g
+  for (int64_t i = 0; i < B; i += 2) {
+    score_rows2<D>(f, g, B, i, inv_tau, za, zb);
+    loss += row_grad(za, B, i);
+    loss += row_grad(zb, B, i + 1);
+    rows_backward2<D>(f, g, B, i, za, zb, pp, pdf);
+    if ((i + 2) % kChunk == 0 || i + 2 == B) {  // the chunk's rows join ∂L/∂g
       add_to(pdg, pp, D * B);
       std::fill(pp, pp + D * B, 0.0f);
     }
@@ -189,22 +235,56 @@ std::vector<Tensor> tail(const Tensor& ft, const Tensor& gt, double tau) {
   return {at::full({1}, tau * loss / B, ft.options()), df, dg};
 }
 
-// the tail's loss alone (validation): τ·mean_i(lse_j S_ij − S_ii), one row of S at a time
-Tensor tail_loss(const Tensor& ft, const Tensor& gt, double tau) {
-  const int64_t D = ft.size(0), B = ft.size(1);
+// the tail's loss alone for D columns (validation), two rows of S at a time
+template <int D>
+Tensor tail_loss_d(const Tensor& ft, const Tensor& gt, double tau) {
+  const int64_t B = ft.size(1);
   const float *f = ptr(ft), *g = ptr(gt);
   const float inv_tau = static_cast<float>(1.0 / tau);
-  std::vector<float> row(B);
-  float* z = row.data();
+  std::vector<float> rows(2 * B);
+  float* z[2] = {rows.data(), rows.data() + B};
   double loss = 0.0;
-  for (int64_t i = 0; i < B; ++i) {
-    score_row(f, g, D, B, i, inv_tau, z);
-    const float m = row_max(z, B);
-    vf acc = zero();
-    for (int64_t j = 0; j < B; j += kLanes) acc += vexp_neg(load(z + j) - m);
-    loss += static_cast<double>(m + std::log(hsum(acc)) - z[i]);
+  for (int64_t i = 0; i < B; i += 2) {
+    score_rows2<D>(f, g, B, i, inv_tau, z[0], z[1]);
+    for (int r = 0; r < 2; ++r) {
+      const float m = row_max(z[r], B);
+      vf acc = zero();
+      for (int64_t j = 0; j < B; j += kLanes) acc += vexp_neg(load(z[r] + j) - m);
+      loss += static_cast<double>(m + std::log(hsum(acc)) - z[r][i + r]);
+    }
   }
   return at::full({1}, tau * loss / B, ft.options());
+}
+
+// the tail: f, g (D, B) -> the loss τ·mean(lse - S_ii) of S = (f/τ)ᵀ g, ∂L/∂f = g (∂L/∂S)ᵀ and
+// ∂L/∂g = f ∂L/∂S, rows of S in turn without a B × B matrix (D <= kTailDims, B % 16 == 0)
+std::vector<Tensor> tail(const Tensor& ft, const Tensor& gt, double tau) {
+  switch (ft.size(0)) {
+    case 1: return tail_d<1>(ft, gt, tau);
+    case 2: return tail_d<2>(ft, gt, tau);
+    case 3: return tail_d<3>(ft, gt, tau);
+    case 4: return tail_d<4>(ft, gt, tau);
+    case 5: return tail_d<5>(ft, gt, tau);
+    case 6: return tail_d<6>(ft, gt, tau);
+    case 7: return tail_d<7>(ft, gt, tau);
+    case 8: return tail_d<8>(ft, gt, tau);
+  }
+  TORCH_CHECK(false, "the fused tail takes D <= ", kTailDims, ", not ", ft.size(0));
+}
+
+// the tail's loss alone (validation): τ·mean_i(lse_j S_ij − S_ii), rows of S in turn
+Tensor tail_loss(const Tensor& ft, const Tensor& gt, double tau) {
+  switch (ft.size(0)) {
+    case 1: return tail_loss_d<1>(ft, gt, tau);
+    case 2: return tail_loss_d<2>(ft, gt, tau);
+    case 3: return tail_loss_d<3>(ft, gt, tau);
+    case 4: return tail_loss_d<4>(ft, gt, tau);
+    case 5: return tail_loss_d<5>(ft, gt, tau);
+    case 6: return tail_loss_d<6>(ft, gt, tau);
+    case 7: return tail_loss_d<7>(ft, gt, tau);
+    case 8: return tail_loss_d<8>(ft, gt, tau);
+  }
+  TORCH_CHECK(false, "the fused tail takes D <= ", kTailDims, ", not ", ft.size(0));
 }
 
 // the last layer's backward from dt (D, B): its weight's gradient dt h (D, H) and bias's (D, 1),
