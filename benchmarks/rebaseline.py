@@ -23,6 +23,7 @@ would show up among the last two kinds, and the record lists them by table.
 
     python3 benchmarks/rebaseline.py --run /tmp/crl-default-run \\
         [--reference benchmarks/reference_run.json] [--out benchmarks/rebaseline.json]
+        [--change WORDS --after WORDS --before WORDS --reference-note WORDS]
 """
 
 from __future__ import annotations
@@ -224,6 +225,15 @@ def main() -> int:
     ap.add_argument("--run", type=Path, required=True)
     ap.add_argument("--reference", type=Path, default=reference.RECORD)
     ap.add_argument("--out", type=Path)
+    # what the record compares, in words, for its generated block (docs/performance.md)
+    ap.add_argument("--change", default="the fused kernels", help="what moved the numbers")
+    ap.add_argument("--after", default="`fused`", help="the run's side of the change")
+    ap.add_argument("--before", default="ATen's kernels", help="the reference run's side")
+    ap.add_argument(
+        "--reference-note",
+        default=", where every cell agreed to rounding",
+        help="what is known of the reference run (appended after 'the same host')",
+    )
     args = ap.parse_args()
     record = json.loads(args.reference.read_text())
     meta = json.loads((args.run / "benchmarks" / "default_run.json").read_text())
@@ -233,6 +243,10 @@ def main() -> int:
         # the run's own record (its clone's benchmarks/default_run.json): commit, host
         "reference_new": {k: meta.get(k) for k in ("commit", "date", "cpu", "cpu_kernels")},
         "seed_sds": reference.SEED_SDS,
+        "change": args.change,
+        "after": args.after,
+        "before": args.before,
+        "reference_note": args.reference_note,
     } | sort_misses(args.run, record)
     for name, t in sorted(out["tables"].items()):
         p = t.get("per_seed")
