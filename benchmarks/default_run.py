@@ -31,7 +31,6 @@ import json
 import os
 import platform
 import re
-import resource
 import shutil
 import subprocess
 import sys
@@ -44,6 +43,7 @@ sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 from crl_approx.render.html import cpu_name  # noqa: E402
 from crl_approx.render.reference import cpu_kernels  # noqa: E402
 from crl_approx.render.runrecord import job_times, occupancy  # noqa: E402
+from crl_approx.runtime import children_cpu  # noqa: E402
 
 
 def main() -> None:
@@ -68,7 +68,7 @@ def main() -> None:
     # the compiled step's build, paid inside the run as on a new machine (not this host's cache)
     native_dir = args.dest / ".native-cache"
     load_start = os.getloadavg()
-    tree_start = tree_cpu()
+    tree_start = children_cpu()
     start = time.monotonic()
     with log.open("w") as fh:
         proc = subprocess.run(
@@ -80,7 +80,7 @@ def main() -> None:
             env={**os.environ, "MPLBACKEND": "Agg", "CRL_NATIVE_DIR": str(native_dir)},
         )
     wall = time.monotonic() - start
-    tree = tree_cpu() - tree_start
+    tree = children_cpu() - tree_start
     load_end = os.getloadavg()
     if proc.returncode != 0:
         sys.exit(f"snakemake failed (exit {proc.returncode}); see {log}")
@@ -116,12 +116,6 @@ def main() -> None:
     args.out.write_text(json.dumps(record, indent=1) + "\n")
     print(json.dumps({k: v for k, v in record.items() if k != "rules"}, indent=1))
     print(f"written {args.out}; run kept in {args.dest}")
-
-
-def tree_cpu() -> float:
-    """User + system CPU seconds of this process's waited-for children and their descendants."""
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return ru.ru_utime + ru.ru_stime
 
 
 def head_commit(clone: Path) -> str:

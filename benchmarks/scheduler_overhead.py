@@ -24,8 +24,6 @@ import argparse
 import datetime as dt
 import json
 import os
-import re
-import resource
 import statistics
 import subprocess
 import sys
@@ -33,10 +31,13 @@ import tempfile
 import time
 from pathlib import Path
 
+import yaml
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "workflow" / "scripts"))
 
 from crl_approx.render.html import cpu_name  # noqa: E402
+from crl_approx.runtime import children_cpu  # noqa: E402
 
 CORES = 2  # the default run's machine
 
@@ -75,13 +76,8 @@ rule one:
 
 def profile_timespan() -> str:
     """The timespan profiles/default sets (max-jobs-per-timespan)."""
-    text = (REPO / "profiles" / "default" / "config.yaml").read_text()
-    return re.search(r"^max-jobs-per-timespan:\s*\"?([^\"\s]+)", text, re.M).group(1)
-
-
-def tree_cpu() -> float:
-    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return ru.ru_utime + ru.ru_stime
+    profile = yaml.safe_load((REPO / "profiles" / "default" / "config.yaml").read_text())
+    return profile["max-jobs-per-timespan"]
 
 
 def one_run(jobs: int, sleep: float, limit: str) -> dict:
@@ -90,11 +86,11 @@ def one_run(jobs: int, sleep: float, limit: str) -> dict:
         Path(tmp, "Snakefile").write_text(SNAKEFILE.format(jobs=jobs, sleep=sleep))
         cmd = ["snakemake", "--cores", str(CORES), "--max-jobs-per-timespan", limit]
         cmd += ["--quiet", "all"]
-        cpu, t0 = tree_cpu(), time.monotonic()
+        cpu, t0 = children_cpu(), time.monotonic()
         proc = subprocess.run(
             cmd, cwd=tmp, capture_output=True, text=True, stdin=subprocess.DEVNULL
         )
-        wall, cpu = time.monotonic() - t0, tree_cpu() - cpu
+        wall, cpu = time.monotonic() - t0, children_cpu() - cpu
         if proc.returncode != 0:
             sys.exit(f"{' '.join(cmd)} failed:\n{proc.stderr[-2000:]}")
     return {"wall_s": wall, "cpu_s": cpu}

@@ -69,16 +69,16 @@ def phase(name: str):
     waited for: the compiled step's build) and wall seconds under ``name`` (summed over the job;
     a phase nested in another counts in both). On CUDA a block that only queues work is charged
     where the host waits for it."""
-    cpu, wall = time.process_time() + _children_cpu(), time.perf_counter()
+    cpu, wall = time.process_time() + children_cpu(), time.perf_counter()
     try:
         yield
     finally:
         acc = _phases.setdefault(name, [0.0, 0.0])
-        acc[0] += time.process_time() + _children_cpu() - cpu
+        acc[0] += time.process_time() + children_cpu() - cpu
         acc[1] += time.perf_counter() - wall
 
 
-def _children_cpu() -> float:
+def children_cpu() -> float:
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     return ru.ru_utime + ru.ru_stime
 

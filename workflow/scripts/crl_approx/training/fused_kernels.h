@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -256,35 +257,28 @@ Tensor tail_loss_d(const Tensor& ft, const Tensor& gt, double tau) {
   return at::full({1}, tau * loss / B, ft.options());
 }
 
+// fn(std::integral_constant<int, D>{}) for the tail's D (1 <= D <= kTailDims): one
+// instantiation of a tail template per D
+template <int D = 1, class Fn>
+auto by_tail_dims(int64_t dims, Fn&& fn) {
+  if constexpr (D < kTailDims) {
+    if (dims != D) return by_tail_dims<D + 1>(dims, fn);
+  } else {
+    TORCH_CHECK(dims == D, "the fused tail takes D <= ", kTailDims, ", not ", dims);
+  }
+  return fn(std::integral_constant<int, D>{});
+}
+
 // the tail: f, g (D, B) -> the loss τ·mean(lse - S_ii) of S = (f/τ)ᵀ g, ∂L/∂f = g (∂L/∂S)ᵀ and
 // ∂L/∂g = f ∂L/∂S, rows of S in turn without a B × B matrix (D <= kTailDims, B % 16 == 0)
 std::vector<Tensor> tail(const Tensor& ft, const Tensor& gt, double tau) {
-  switch (ft.size(0)) {
-    case 1: return tail_d<1>(ft, gt, tau);
-    case 2: return tail_d<2>(ft, gt, tau);
-    case 3: return tail_d<3>(ft, gt, tau);
-    case 4: return tail_d<4>(ft, gt, tau);
-    case 5: return tail_d<5>(ft, gt, tau);
-    case 6: return tail_d<6>(ft, gt, tau);
-    case 7: return tail_d<7>(ft, gt, tau);
-    case 8: return tail_d<8>(ft, gt, tau);
-  }
-  TORCH_CHECK(false, "the fused tail takes D <= ", kTailDims, ", not ", ft.size(0));
+  return by_tail_dims(ft.size(0), [&](auto d) { return tail_d<decltype(d)::value>(ft, gt, tau); });
 }
 
 // the tail's loss alone (validation): τ·mean_i(lse_j S_ij − S_ii), rows of S in turn
 Tensor tail_loss(const Tensor& ft, const Tensor& gt, double tau) {
-  switch (ft.size(0)) {
-    case 1: return tail_loss_d<1>(ft, gt, tau);
-    case 2: return tail_loss_d<2>(ft, gt, tau);
-    case 3: return tail_loss_d<3>(ft, gt, tau);
-    case 4: return tail_loss_d<4>(ft, gt, tau);
-    case 5: return tail_loss_d<5>(ft, gt, tau);
-    case 6: return tail_loss_d<6>(ft, gt, tau);
-    case 7: return tail_loss_d<7>(ft, gt, tau);
-    case 8: return tail_loss_d<8>(ft, gt, tau);
-  }
-  TORCH_CHECK(false, "the fused tail takes D <= ", kTailDims, ", not ", ft.size(0));
+  return by_tail_dims(ft.size(0),
+                      [&](auto d) { return tail_loss_d<decltype(d)::value>(ft, gt, tau); });
 }
 
 // the last layer's backward from dt (D, B): its weight's gradient dt h (D, H) and bias's (D, 1),
