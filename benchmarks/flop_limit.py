@@ -16,9 +16,9 @@ job: CPU / limit for the job and for its step loop alone, and where the rest of 
 record keeps each cell's median run by job / limit, the range of both ratios over its runs and each
 run's peaks, limit, CPU and ratios. Nothing else should run on the host.
 
-Every job runs with the config's train.step_kernels; with ``--kernels aten,fused`` each sampled
-inner-score cell runs with either in turn (the kernels change no other cell's step, which runs
-with the config's), a row per cell and kernel set.
+Every job runs with the config's train.step_kernels; with ``--kernels aten,fused`` each cell the
+kernels change (the sampled inner-score and the population cells) runs with either in turn, a row
+per cell and kernel set.
 
     python3 benchmarks/flop_limit.py [--dest /tmp/crl-flop-limit] [--out benchmarks/flop_limit.json]
                                      [--cells gmm_samples_D2,lcgm_samples_D8,...] [--repeats 3]
@@ -160,8 +160,9 @@ def snakemake(dest: Path, *args: str) -> str:
     return proc.stdout + proc.stderr
 
 
-#: the cells whose step train.step_kernels = fused changes (the sampled step, inner score)
-FUSABLE = ("samples", "fresh", "digits")
+#: the cells whose step train.step_kernels = fused changes (the sampled step of the inner score,
+#: the population step of either score)
+FUSABLE = ("samples", "fresh", "digits", "population")
 
 
 def measure(name: str, dest: Path, cfg: dict, kernels: str = "aten") -> dict:

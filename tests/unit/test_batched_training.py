@@ -79,11 +79,20 @@ def test_a_seed_does_not_depend_on_the_seeds_beside_it(pairs, objective, score, 
     _independent(pairs, objective, train, dim)
 
 
+FUSED_PATHS = [("samples", "inner"), ("population", "inner"), ("population", "cosine")]
+
+
 @pytest.mark.parametrize("dim", [1, 4])
-def test_a_seed_does_not_depend_on_the_seeds_beside_it_with_the_fused_kernels(pairs, dim):
-    """The same for the sampled step's fused kernels (train.step_kernels = fused), where the
-    compiled step builds (the Python step runs ATen's kernels)."""
-    _independent(pairs, "samples", dict(TRAIN, score="inner", step_kernels="fused"), dim)
+@pytest.mark.parametrize(("objective", "score"), FUSED_PATHS)
+def test_a_seed_does_not_depend_on_the_seeds_beside_it_with_the_fused_kernels(
+    pairs, objective, score, dim
+):
+    """The same for the fused kernels (train.step_kernels = fused: the sampled step of the inner
+    score, the population step of either score), where the compiled step builds (the Python step
+    runs ATen's kernels)."""
+    train = dict(TRAIN, score=score, step_kernels="fused", cosine_scale=1.0)
+    train["population_nodes"] = 13
+    _independent(pairs, objective, train, dim)
 
 
 def _independent(pairs, objective, train, dim):

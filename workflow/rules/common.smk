@@ -240,10 +240,10 @@ def training_data_params(wildcards):
 
 
 def step_kernels(objective, score="inner"):
-    """train.step_kernels for the steps it changes (the sampled step, inner score): changing it
-    reruns those cells alone.
+    """train.step_kernels for the steps it changes (the sampled step of the inner score, the
+    population step of either score): changing it reruns those cells alone.
     """
-    if objective != "samples" or score != "inner":
+    if objective == "samples" and score != "inner":
         return {}
     return {"step_kernels": config["train"]["step_kernels"]}
 

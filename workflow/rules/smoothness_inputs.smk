@@ -42,4 +42,5 @@ def smooth_seed_files(name):
 def smooth_train_params(wildcards):
     """The train keys the population objective reads (not population_nodes: the grid is S's)."""
     keys = TRAIN_KEYS + ("population_steps",)
-    return {"score": "inner"} | {k: config["train"][k] for k in keys}
+    own = {"score": "inner"} | {k: config["train"][k] for k in keys}
+    return own | step_kernels("population")

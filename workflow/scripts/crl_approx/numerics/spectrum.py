@@ -22,13 +22,16 @@ import functools
 import logging
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 from scipy.special import roots_hermite
 
 from ..models.gmm import GaussianMixture
 from .lse import rows as log_mean_exp_rows
+
+if TYPE_CHECKING:  # the tables' functions import pandas when called: a training job never does
+    import pandas as pd
 
 log = logging.getLogger(__name__)
 
@@ -170,6 +173,8 @@ def self_normalised(spec: OperatorSpectrum, h: np.ndarray) -> np.ndarray:
 
 def spectrum_table(spec: OperatorSpectrum, dims, tau: float) -> pd.DataFrame:
     """One row per D: spectral tail, truncation excess risk, L2 errors, I(X; Y)."""
+    import pandas as pd
+
     mi = mutual_information(spec)
     # L* evaluated on the same quadrature as L(s_D), so quadrature error cancels in the excess
     l_star = infonce_loss(spec, tau * spec.pmi, tau)
@@ -201,6 +206,8 @@ def spectrum_table(spec: OperatorSpectrum, dims, tau: float) -> pd.DataFrame:
 
 
 def eigenvalue_table(spec: OperatorSpectrum, n_eigenvalues: int) -> pd.DataFrame:
+    import pandas as pd
+
     lam = spec.eigenvalues[:n_eigenvalues]
     return pd.DataFrame({"index": np.arange(1, lam.size + 1), "lambda": lam})
 
@@ -228,6 +235,8 @@ CONVERGED_COLUMNS = (
 
 def convergence_table(high: pd.DataFrame, low: pd.DataFrame, spec_hi, spec_lo, n_eig: int):
     """Every reported number at the configured and at the lower node count, long format."""
+    import pandas as pd
+
     rows = []
     for col in CONVERGED_COLUMNS:
         for (_, h), (_, lo) in zip(high.iterrows(), low.iterrows(), strict=True):

@@ -11,12 +11,14 @@
 // the numbers agree with native_step.cpp's to float32 rounding, not bitwise; each kernel sums in
 // one fixed order (rows in chunks of kChunk, the chunks' sums added in turn), whatever the
 // replicas beside it, so a replica's numbers do not depend on the others
-// (tests/unit/test_fused_step.py). Built with -march=native, the compiler contracts a·b + c into
+// (tests/unit/test_fused_step.py). The population step (native_step.cpp's fused_population_step)
+// runs the same towers with population_tail, one row of the n × m grid's scores at a time, and for
+// the cosine score unit_columns (tests/unit/test_fused_population.py). Built with -march=native, the compiler contracts a·b + c into
 // fused multiply-adds where the CPU has them: the kernels' last bits depend on the CPU's
 // instruction set and the compiler, as ATen's depend on the CPU.
 #pragma once
 
-#include <torch/extension.h>
+#include <ATen/ATen.h>
 
 #include <algorithm>
 #include <cmath>
@@ -281,6 +283,127 @@ Tensor tail_loss(const Tensor& ft, const Tensor& gt, double tau) {
                       [&](auto d) { return tail_loss_d<decltype(d)::value>(ft, gt, tau); });
 }
 
+// the population tail for D columns: f (D, n), g (D, m) -> the loss τ Σ_i wx_i lse_i − Σ_ij joint_ij S_ij
+// of S = fᵀ g, lse_i = log Σ_j exp(S_ij/τ + log wy_j), ∂L/∂f = g qᵀ and ∂L/∂g = f q with
+// q_ij = wx_i softmax_j(S_i·/τ + log wy) − joint_ij: rows of S in turn without an n × m matrix (the
+// grid's Σ_ij joint_ij S_ij as Σ_i f_i·(joint g)_i). ``lw`` (mp) and ``joint`` (n, mp): the grid's log
+// wy and joint weights padded to mp = m rounded up to 16, with −inf and 0. An exponent below −87 is
+// taken as 0 (ATen's exp gives a float32 subnormal or 0 there; its row sum is >= 1).
+template <int D>
+std::vector<Tensor> population_tail_d(const Tensor& ft, const Tensor& gt, const Tensor& wx,
+                                      const Tensor& lw, const Tensor& joint, double tau) {
+  const int64_t n = ft.size(1), m = gt.size(1), mp = lw.size(0);
+  TORCH_CHECK(mp % kLanes == 0 && mp >= m && mp < m + kLanes, "lw: m padded to 16, not ", mp);
+  TORCH_CHECK(joint.size(0) == n && joint.size(1) == mp, "joint: (n, mp)");
+  Tensor gp = at::zeros({D, mp}, ft.options());
+  gp.narrow(1, 0, m).copy_(gt);
+  Tensor df = at::empty({D, n}, ft.options()), dgp = at::zeros({D, mp}, ft.options());
+  Tensor part = at::zeros({D, mp}, ft.options());
+  const float *f = ptr(ft), *g = ptr(gp), *pwx = ptr(wx), *plw = ptr(lw), *pj = ptr(joint);
+  float *pdf = ptr(df), *pdg = ptr(dgp), *pp = ptr(part);
+  const float inv_tau = static_cast<float>(1.0 / tau);
+  const vf floor_x = zero() - 87.0f;
+  std::vector<float> row(mp);
+  float* z = row.data();
+  double loss = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    float a[D], fi[D];
+    for (int k = 0; k < D; ++k) {
+      fi[k] = f[k * n + i];
+      a[k] = fi[k] * inv_tau;
+    }
+    for (int64_t j = 0; j < mp; j += kLanes) {
+      vf s = load(g + j) * a[0];
+      for (int k = 1; k < D; ++k) s = s + load(g + k * mp + j) * a[k];
+      store(z + j, s + load(plw + j));
+    }
+    const float mx = row_max(z, mp);
+    vf acc = zero();
+    for (int64_t j = 0; j < mp; j += kLanes) {
+      const vf x = load(z + j) - mx;
+      const vf e = x < floor_x ? zero() : vexp_neg(x);
+      store(z + j, e);
+      acc += e;
+    }
+    const float sum = hsum(acc), r = pwx[i] / sum;
+    loss += tau * static_cast<double>(pwx[i]) * static_cast<double>(mx + std::log(sum));
+    const float* ji = pj + i * mp;
+    vf da[D], dj[D];
+    for (int k = 0; k < D; ++k) da[k] = dj[k] = zero();
+    for (int64_t j = 0; j < mp; j += kLanes) {
+      const vf jv = load(ji + j), q = load(z + j) * r - jv;
+      for (int k = 0; k < D; ++k) {
+        const vf gk = load(g + k * mp + j);
+        dj[k] += gk * jv;
+        da[k] += gk * q;
+        float* pk = pp + k * mp + j;
+        store(pk, load(pk) + q * fi[k]);
+      }
+    }
+    double joint_s = 0.0;
+    for (int k = 0; k < D; ++k) {
+      pdf[k * n + i] = hsum(da[k]);
+      joint_s += static_cast<double>(fi[k]) * hsum(dj[k]);
+    }
+    loss -= joint_s;
+    if ((i + 1) % kChunk == 0 || i + 1 == n) {  // the chunk's rows join ∂L/∂g
+      add_to(pdg, pp, D * mp);
+      std::fill(pp, pp + D * mp, 0.0f);
+    }
+  }
+  return {at::full({1}, loss, ft.options()), df, dgp.narrow(1, 0, m).contiguous()};
+}
+
+// the population tail (D <= kTailDims): see population_tail_d
+std::vector<Tensor> population_tail(const Tensor& ft, const Tensor& gt, const Tensor& wx,
+                                    const Tensor& lw, const Tensor& joint, double tau) {
+  return by_tail_dims(ft.size(0), [&](auto d) {
+    return population_tail_d<decltype(d)::value>(ft, gt, wx, lw, joint, tau);
+  });
+}
+
+// columns of t (D, n) on the unit sphere as manual._unit: u = t / max(|t|, 1e-12), with the clamped
+// norms and whether the norm was not clamped (the backward's)
+struct Columns {
+  Tensor u;
+  std::vector<float> clamped;
+  std::vector<char> free;
+};
+
+Columns unit_columns(const Tensor& t) {
+  const int64_t D = t.size(0), n = t.size(1);
+  Columns c{at::empty({D, n}, t.options()), std::vector<float>(n), std::vector<char>(n)};
+  const float* pt = ptr(t);
+  float* pu = ptr(c.u);
+  for (int64_t i = 0; i < n; ++i) {
+    float ss = 0.0f;
+    for (int64_t k = 0; k < D; ++k) ss += pt[k * n + i] * pt[k * n + i];
+    const float norm = std::sqrt(ss);
+    c.clamped[i] = std::max(norm, 1e-12f);
+    c.free[i] = norm >= 1e-12f;
+    for (int64_t k = 0; k < D; ++k) pu[k * n + i] = pt[k * n + i] / c.clamped[i];
+  }
+  return c;
+}
+
+// manual._unit_backward of scale·∂u: ∂t = (∂u − u·⟨u, ∂u⟩)·scale/|t| per column (∂u·scale/1e-12 where
+// the norm was clamped). The scale comes last: at D = 1 (u = ±1) the bracket is exactly 0, as
+// manual's is, whatever products the compiler fuses
+Tensor unit_columns_backward(const Columns& c, const Tensor& du, float scale) {
+  const int64_t D = du.size(0), n = du.size(1);
+  Tensor dt = at::empty({D, n}, du.options());
+  const float *pu = ptr(c.u), *pd = ptr(du);
+  float* po = ptr(dt);
+  for (int64_t i = 0; i < n; ++i) {
+    float dot = 0.0f;
+    for (int64_t k = 0; k < D; ++k) dot += pu[k * n + i] * pd[k * n + i];
+    if (!c.free[i]) dot = 0.0f;
+    const float r = scale / c.clamped[i];
+    for (int64_t k = 0; k < D; ++k) po[k * n + i] = (pd[k * n + i] - pu[k * n + i] * dot) * r;
+  }
+  return dt;
+}
+
 // the last layer's backward from dt (D, B): its weight's gradient dt h (D, H) and bias's (D, 1),
 // and the gradient at its input h (B, H) through the ReLU that made h, with that layer's bias
 // gradient (1, H)
@@ -402,15 +525,21 @@ void fused_tower_backward(const TL& ws, size_t off, size_t n, const FusedTower& 
   }
 }
 
-// whether a replica's step can be fused: n >= 4 tensors per tower, hidden widths and the batch
-// multiples of 16, float32 data, as many y as x
-bool fusable(const TL& ws, size_t off, size_t n, const Tensor& x, const Tensor& y) {
-  if (n < 4 || x.scalar_type() != at::kFloat || x.size(0) % kLanes != 0) return false;
-  if (y.size(0) != x.size(0) || y.scalar_type() != at::kFloat) return false;
+// whether a replica's towers can be fused: n >= 4 tensors per tower (a hidden layer at least), hidden
+// widths multiples of 16 (the population step's); and its sampled step: also the batch a multiple of
+// 16, float32 data, as many y as x
+bool fusable_towers(const TL& ws, size_t off, size_t n) {
+  if (n < 4) return false;
   for (size_t t = 0; t < 2; ++t)
     for (size_t i = 0; i + 2 < n; i += 2)
       if (ws[off + t * n + i].size(1) % kLanes != 0) return false;
   return true;
+}
+
+bool fusable(const TL& ws, size_t off, size_t n, const Tensor& x, const Tensor& y) {
+  if (x.scalar_type() != at::kFloat || x.size(0) % kLanes != 0) return false;
+  if (y.size(0) != x.size(0) || y.scalar_type() != at::kFloat) return false;
+  return fusable_towers(ws, off, n);
 }
 
 }  // namespace

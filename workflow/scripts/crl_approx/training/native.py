@@ -4,9 +4,10 @@ The C++ functions issue the same ATen calls as :mod:`.manual`'s Python, in the s
 step's numbers are bitwise the Python step's (tests/unit/test_native_step.py); they save the
 interpreter's cost of the ~40 calls per replica and step (benchmarks/step_levers.py, mode
 ``native``). With ``train.step_kernels = fused`` (the default) the sampled inner-score step and
-its validation losses run ``fused_in_batch_step`` / ``fused_in_batch_losses`` instead, the
-compiled step's own loops for the narrow work (fused_kernels.h): their numbers differ from the
-Python step's by float32 rounding (tests/unit/test_fused_step.py).
+its validation losses run ``fused_in_batch_step`` / ``fused_in_batch_losses`` instead, and the
+population step of either score ``fused_population_step``: the compiled step's own loops for the
+narrow work (fused_kernels.h), whose numbers differ from the Python step's by float32 rounding
+(tests/unit/test_fused_step.py, tests/unit/test_fused_population.py).
 
 The extension is built with torch's ``cpp_extension`` (a C++ compiler, ``$CXX`` or ``c++``, and
 ninja; ``-O3 -march=native``) into a cache folder, ``$CRL_NATIVE_DIR``, else
@@ -25,7 +26,8 @@ Each job logs which step it runs (``runtime.STEP_LINE``: ``compiled``, or ``pyth
 Python twin runs when the build or the load fails (no compiler, no ninja, no Python headers, a
 read-only cache; with a warning naming why), on a device other than the CPU (the GPU path has not
 been measured), or with ``CRL_NATIVE_STEP=0``. With ``train.step_kernels = aten`` the numbers do
-not depend on which ran; with ``fused`` the sampled inner-score cells' do, by float32 rounding.
+not depend on which ran; with ``fused`` the sampled inner-score and population cells' do, by
+float32 rounding.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import fcntl
 import functools
 import hashlib
 import logging
+import math
 import os
 import platform
 import sys
@@ -181,9 +184,10 @@ def for_device(device: torch.device):
 class Steps:
     """The compiled steps bound to one :class:`.manual.ReplicaWeights`: each takes what its Python
     twin in :mod:`.manual` takes but the weights, and sets the weights' ``grads`` as it does.
-    With ``fused``, the sampled step of the inner score and its validation losses run the fused
-    kernels (``fused_in_batch_step``, ``fused_in_batch_losses``: fused_kernels.h; their rounding
-    is their own, not the Python twin's)."""
+    With ``fused``, the sampled step of the inner score and its validation losses, and the
+    population step of either score, run the fused kernels (``fused_in_batch_step``,
+    ``fused_in_batch_losses``, ``fused_population_step``: fused_kernels.h; their rounding is their
+    own, not the Python twin's)."""
 
     def __init__(self, mod, weights, fused: bool = False):
         self.mod, self.weights = mod, weights
@@ -192,8 +196,11 @@ class Steps:
         self.per_tower = len(weights.towers[0][0]) if weights.towers else 0
         #: each replica's log c (1,) for the cosine score; none for the inner score
         self.scales = [] if weights.log_scale is None else list(weights.scales)
-        #: the fused kernels: asked for, and the inner score (the cosine score has none)
+        #: the sampled step's fused kernels: asked for, and the inner score (the cosine score's
+        #: sampled step has none)
         self.fused = fused and not self.scales
+        #: the population step's fused kernels (either score): asked for
+        self.fused_population = fused
 
     def in_batch_step(self, x, y, tau: float):
         w = self.weights
@@ -216,19 +223,35 @@ class Steps:
             return self.mod.fused_in_batch_losses(self.flat, self.per_tower, x, y, tau)
         return self.mod.in_batch_losses(self.flat, self.per_tower, self.scales, x, y, tau)
 
+    def _padded(self, consts):
+        """The grid's log wy (m_pad,) and joint weights (n, m_pad), m rounded up to 16 (padding
+        −inf and 0), the fused population step's; made at its first step."""
+        if getattr(self, "_pad", (None,))[0] is not consts:
+            pad = -consts.log_wy.shape[1] % 16
+            lw = torch.nn.functional.pad(consts.log_wy.reshape(-1), (0, pad), value=-math.inf)
+            joint = torch.nn.functional.pad(consts.joint, (0, pad))
+            self._pad = (consts, lw.contiguous(), joint.contiguous())
+        return self._pad[1:]
+
     def population_step(self, consts, tau: float):
         w, c = self.weights, consts
         grid = (c.gx, c.gy, c.wx, c.log_wy, c.joint)
-        losses, w.grads = self.mod.population_step(
-            self.flat, self.per_tower, self.scales, w.learn_scale, *grid, tau
-        )
+        args = (self.flat, self.per_tower, self.scales, w.learn_scale, *grid)
+        if self.fused_population:
+            losses, w.grads, fused = self.mod.fused_population_step(*args, *self._padded(c), tau)
+            self.fused_replicas = fused
+            say_kernels(kernels_label(fused, len(c.gx)))
+            return losses
+        say_kernels("aten")
+        losses, w.grads = self.mod.population_step(*args, tau)
         return losses
 
 
 def bind(weights, compiled: bool | None = None, kernels: str = "aten") -> Steps | None:
     """The compiled steps for ``weights`` (a :class:`.manual.ReplicaWeights`) where they can be
     had and ``compiled`` is not False; None for the Python steps. ``compiled=True`` insists.
-    ``kernels="fused"`` (train.step_kernels) runs the sampled inner-score step's fused kernels;
+    ``kernels="fused"`` (train.step_kernels) runs the sampled inner-score step's and the
+    population step's fused kernels;
     where the compiled step cannot be had, the Python step runs ATen's, with a warning."""
     device = weights.stacked[0][0].device
     mod = None if compiled is False else for_device(device)
@@ -266,7 +289,8 @@ def kernels_label(fused: int, replicas: int) -> str:
 
 @functools.cache
 def say_kernels(kernels: str) -> None:
-    """The kernels a sampled step ran with, logged at its first step (once per process and kind):
+    """The kernels a sampled or population step ran with, logged at its first step (once per
+    process and kind):
     ``fused``, ``aten`` (the cosine score's, or asked for), ATen's where the shapes do not fit
     (:func:`kernels_label`), ``aten (the Python step)`` (:mod:`.manual`)."""
     log.info(KERNELS_LINE.format(kernels=kernels))

@@ -12,8 +12,13 @@
 // Weights: per replica, f's tensors then g's tensors (n each, in manual._weights's layouts), the
 // replicas one after another; ``scales``: per replica its log c (1,) for the cosine score, empty
 // for the inner score.
-#include <torch/extension.h>
+// torch/extension.h would bring torch's whole C++ frontend (a third more of the build's compile
+// time, CHANGELOG 1.25.0): ATen, the no-grad guard and pybind11's tensor casters are what this uses
+#include <ATen/ATen.h>
+#include <ATen/core/grad_mode.h>
+#include <torch/csrc/utils/pybind.h>
 
+#include <cmath>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -203,6 +208,27 @@ Tensor in_batch_losses(const TL& weights, int64_t n, const TL& scales, const Ten
   return at::cat(losses);
 }
 
+namespace {
+
+// one replica of manual.population_step (manual._population's ATen calls): its loss (1,); its
+// gradients appended
+Tensor replica_population(const TL& ws, size_t of, size_t n, const Tensor& x, const Tensor& y,
+                          const Tensor* log_c, bool learn, const Tensor& wx, const Tensor& log_wy,
+                          const Tensor& joint, double tau, TL& grads) {
+  Scores sc = scores(ws, of, n, x, y, log_c, nullptr);
+  Tensor z = at::add(at::mul(sc.s, 1.0 / tau), log_wy);
+  Tensor p = at::softmax(z, 1);
+  Tensor row_max = z.amax(1, true);
+  Tensor lse = at::sub(row_max, at::log(p.amax(1, true)));
+  Tensor first = at::mul(at::mul(lse, wx).sum(), tau);
+  Tensor loss = at::sub(first, at::mul(joint, sc.s).sum());
+  p.mul_(wx).sub_(joint);
+  scores_backward(ws, of, n, sc, p, log_c != nullptr, learn, grads);
+  return loss.reshape({1});
+}
+
+}  // namespace
+
 // manual.population_step on the grid's constants (manual.PopulationConstants)
 std::pair<Tensor, TL> population_step(const TL& weights, int64_t n, const TL& scales, bool learn,
                                       const TL& gx, const TL& gy, const Tensor& wx,
@@ -212,21 +238,64 @@ std::pair<Tensor, TL> population_step(const TL& weights, int64_t n, const TL& sc
   check_shapes(weights, n, scales, static_cast<int64_t>(gx.size()));
   TORCH_CHECK(gy.size() == gx.size(), "gx and gy have different replica counts");
   for (size_t r = 0; r < gx.size(); ++r) {
-    const size_t of = r * 2 * n;
-    const Tensor* log_c = scale_of(scales, r);
-    Scores sc = scores(weights, of, n, gx[r], gy[r], log_c, nullptr);
-    // manual._population
-    Tensor z = at::add(at::mul(sc.s, 1.0 / tau), log_wy);
-    Tensor p = at::softmax(z, 1);
-    Tensor row_max = z.amax(1, true);
-    Tensor lse = at::sub(row_max, at::log(p.amax(1, true)));
-    Tensor first = at::mul(at::mul(lse, wx).sum(), tau);
-    Tensor loss = at::sub(first, at::mul(joint, sc.s).sum());
-    losses.push_back(loss.reshape({1}));
-    p.mul_(wx).sub_(joint);
-    scores_backward(weights, of, n, sc, p, log_c != nullptr, learn, grads);
+    losses.push_back(replica_population(weights, r * 2 * n, n, gx[r], gy[r], scale_of(scales, r),
+                                        learn, wx, log_wy, joint, tau, grads));
   }
   return {at::cat(losses), grads};
+}
+
+// population_step with fused_kernels.h's kernels, for either score (rounding differs from the
+// ATen step's: train.step_kernels = fused): the towers' narrow layers and the population tail
+// (population_tail; for the cosine score on c·f/|f| and g/|g|, unit_columns). ``lw``, ``joint_pad``:
+// log wy and the joint weights padded to m rounded up to 16 (manual.PopulationConstants). A replica
+// whose shapes the kernels do not take (a hidden width not a multiple of 16, a single layer,
+// D > kTailDims) runs the ATen step. Returns the losses, the gradients and how many replicas ran
+// the fused kernels.
+std::tuple<Tensor, TL, int64_t> fused_population_step(
+    const TL& weights, int64_t n, const TL& scales, bool learn, const TL& gx, const TL& gy,
+    const Tensor& wx, const Tensor& log_wy, const Tensor& joint, const Tensor& lw,
+    const Tensor& joint_pad, double tau) {
+  at::NoGradGuard no_grad;
+  TL losses, grads;
+  int64_t fused = 0;
+  check_shapes(weights, n, scales, static_cast<int64_t>(gx.size()));
+  TORCH_CHECK(gy.size() == gx.size(), "gx and gy have different replica counts");
+  for (size_t r = 0; r < gx.size(); ++r) {
+    const size_t of = r * 2 * n;
+    const Tensor* log_c = scale_of(scales, r);
+    const int64_t dims = weights[of + n - 2].size(0);  // the last layer's (D, width)
+    if (!fusable_towers(weights, of, n) || dims > kTailDims ||
+        gx[r].scalar_type() != at::kFloat) {
+      losses.push_back(replica_population(weights, of, n, gx[r], gy[r], log_c, learn, wx, log_wy,
+                                          joint, tau, grads));
+      continue;
+    }
+    ++fused;
+    FusedTower tf = fused_tower_forward(weights, of, n, gx[r]);
+    FusedTower tg = fused_tower_forward(weights, of + n, n, gy[r]);
+    if (log_c == nullptr) {
+      auto t = population_tail(tf.out, tg.out, wx, lw, joint_pad, tau);
+      losses.push_back(t[0]);
+      fused_tower_backward(weights, of, n, tf, t[1], grads);
+      fused_tower_backward(weights, of + n, n, tg, t[2], grads);
+      continue;
+    }
+    // the cosine score c·⟨uf, ug⟩: the tail on (c·uf, ug); ∂uf = c·∂(c·uf), ∂log c = Σ (c·uf)⊙∂(c·uf)
+    const Columns uf = unit_columns(tf.out), ug = unit_columns(tg.out);
+    const float c = log_c->exp().item<float>();
+    const Tensor cf = at::mul(uf.u, c);
+    auto t = population_tail(cf, ug.u, wx, lw, joint_pad, tau);
+    losses.push_back(t[0]);
+    fused_tower_backward(weights, of, n, tf, unit_columns_backward(uf, t[1], c), grads);
+    fused_tower_backward(weights, of + n, n, tg, unit_columns_backward(ug, t[2], 1.0f), grads);
+    if (learn) {
+      const float *pc = ptr(cf), *pd = ptr(t[1]);
+      double dlog_c = 0.0;
+      for (int64_t e = 0; e < cf.numel(); ++e) dlog_c += static_cast<double>(pc[e]) * pd[e];
+      grads.push_back(at::full({1}, dlog_c, cf.options()));
+    }
+  }
+  return {at::cat(losses), grads, fused};
 }
 
 // in_batch_step for the inner score with fused_kernels.h's kernels (rounding differs from the
@@ -306,4 +375,5 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("population_step", &population_step);
   m.def("fused_in_batch_step", &fused_in_batch_step);
   m.def("fused_in_batch_losses", &fused_in_batch_losses);
+  m.def("fused_population_step", &fused_population_step);
 }

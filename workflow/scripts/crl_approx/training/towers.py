@@ -30,7 +30,7 @@ from torch import nn
 from torch.nn import functional as F
 
 SCORES = ("inner", "cosine")
-#: train.step_kernels: the sampled step's kernels
+#: train.step_kernels: the sampled inner-score and the population steps' kernels
 STEP_KERNELS = ("aten", "fused")
 
 
@@ -119,8 +119,8 @@ class StackedTwoTower(nn.Module):
             raise ValueError(f"unknown step_kernels {step_kernels!r} (allowed: {allowed})")
         self.seeds = [int(s) for s in seeds]
         self.score = score
-        #: the sampled step's kernels (train.step_kernels): ATen's, or the compiled step's fused
-        #: ones (crl_approx.training.native; rounding differs)
+        #: the sampled inner-score and population steps' kernels (train.step_kernels): ATen's, or
+        #: the compiled step's fused ones (crl_approx.training.native; rounding differs)
         self.step_kernels = step_kernels
         self.d_x, self.d_y, self.dim = d_x, d_y, dim
         width_f, width_g = (width, width) if isinstance(width, int) else width
