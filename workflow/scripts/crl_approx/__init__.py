@@ -5,4 +5,4 @@ Every rule of the workflow is a thin shim around one function of this package; t
 the same functions. Importing the package is cheap: torch is only imported by the training modules.
 """
 
-__version__ = "1.24.0"  # pyproject.toml's (tests/unit/test_catalog.py)
+__version__ = "1.25.0"  # pyproject.toml's (tests/unit/test_catalog.py)
