@@ -85,11 +85,11 @@ FUSED_PATHS = [("samples", "inner"), ("population", "inner"), ("population", "co
 @pytest.mark.parametrize("dim", [1, 4])
 @pytest.mark.parametrize(("objective", "score"), FUSED_PATHS)
 def test_a_seed_does_not_depend_on_the_seeds_beside_it_with_the_fused_kernels(
-    pairs, objective, score, dim
+    compiled, pairs, objective, score, dim
 ):
     """The same for the fused kernels (train.step_kernels = fused: the sampled step of the inner
-    score, the population step of either score), where the compiled step builds (the Python step
-    runs ATen's kernels)."""
+    score, the population step of either score; ``compiled``: skipped without a compiler, failed
+    where one is and the step does not build, so the fused kernels are what runs here)."""
     train = dict(TRAIN, score=score, step_kernels="fused", cosine_scale=1.0)
     train["population_nodes"] = 13
     _independent(pairs, objective, train, dim)

@@ -64,18 +64,19 @@ def _reference(model, grid, tau):
         if log_c is None:
             s = f @ g.t()
         else:
-            s = (
-                torch.exp(log_c)
-                * (f / f.norm(dim=1, keepdim=True))
-                @ (g / g.norm(dim=1, keepdim=True)).t()
-            )
+            uf = f / f.norm(dim=1, keepdim=True).clamp_min(1e-12)  # F.normalize's
+            ug = g / g.norm(dim=1, keepdim=True).clamp_min(1e-12)
+            s = torch.exp(log_c) * uf @ ug.t()
         lse = torch.logsumexp(s / tau + log_wy, dim=1)
         loss = tau * (lse * wx).sum() - (joint.reshape(s.shape) * s).sum()
         params = towers[0] + towers[1] + ([log_c] if learn else [])
-        grads = torch.autograd.grad(loss, params)
+        grads = torch.autograd.grad(loss, [*params, s])
+        # log c's gradient is Σ_ij ∂L/∂S_ij·S_ij: the size of its terms, for its rounding
+        terms = float((grads[-1] * s).detach().abs().sum())
+        grads = grads[:-1]
         n = len(towers[0])
         laid = [gr.t() if i < 2 * n and i % n >= n - 2 else gr for i, gr in enumerate(grads)]
-        out.append((loss.item(), [gr.reshape(-1) if gr.dim() == 0 else gr for gr in laid]))
+        out.append((loss.item(), [gr.reshape(-1) if gr.dim() == 0 else gr for gr in laid], terms))
     return out
 
 
@@ -86,20 +87,33 @@ def _check(model, grid, fused_replicas):
     losses = step()
     assert weights.native.fused_replicas == fused_replicas
     per = len(weights.grads) // model.replicas
-    for r, (loss, grads) in enumerate(_reference(model, grid, TAU)):
+    for r, (loss, grads, terms) in enumerate(_reference(model, grid, TAU)):
         # a difference of two O(1) sums: float32's rounding of those, absolute
         assert abs(losses[r].item() - loss) <= 1e-6 + 2e-6 * abs(loss), (losses[r], loss)
         got = weights.grads[r * per : (r + 1) * per]
         assert len(got) == len(grads)
+        n = len(model.f)
         for i, (a, b) in enumerate(zip(got, grads, strict=True)):
             assert a.shape == b.shape, i
             scale = b.abs().max().item()
-            # g's last bias: Σ_j q_ij = 0 for normalised rows (the mixture's): rounding alone
-            tol = 3e-5 * scale if scale > 1e-6 else 2e-7
-            assert (a.double() - b).abs().max().item() <= tol, (i, scale)
+            # a tensor whose gradient is a sum that cancels (the last biases: Σ_j q_ij = 0 for
+            # normalised rows) keeps the rounding of its terms, which are the tower's size
+            tower = grads[:n] if i < n else grads[n : 2 * n]
+            size = max(t.abs().max().item() for t in tower) if i < 2 * n else terms
+            # (at D = 1 the cosine score's tower gradient is 0: float64 autograd's, noise)
+            floor = max(1e-6 * size, 1e-10)
+            assert (a.double() - b).abs().max().item() <= 3e-5 * scale + floor, (i, scale)
 
 
-GRIDS = {"mixture": lambda: mixture_grid(), "ragged": ragged_grid}
+#: the mixture's grid at 24 and at 64 nodes per component (the default config's: 128 rows, two
+#: chunks of ∂L/∂g's partial sums), a ragged grid with zero weights, and one of 150 × 70 (three
+#: chunks, m ≠ n the other way)
+GRIDS = {
+    "mixture": lambda: mixture_grid(),
+    "mixture128": lambda: mixture_grid(64),
+    "ragged": ragged_grid,
+    "tall": lambda: ragged_grid(150, 70, (3, 69)),
+}
 
 
 @pytest.mark.parametrize("grid", sorted(GRIDS))
@@ -122,6 +136,30 @@ def test_at_d1_the_cosine_score_moves_no_tower_weight(compiled):
     towers = [g for r in range(3) for g in grads[r * per : (r + 1) * per - 1]]
     assert all(not g.any() for g in towers)
     assert all(grads[(r + 1) * per - 1].abs().item() > 0 for r in range(3))  # log c moves
+
+
+@pytest.mark.parametrize("side", ["f", "g"])
+def test_outputs_below_the_norm_clamp(compiled, side):
+    """A tower whose outputs are shorter than 1e-12 (F.normalize's clamp): u = t/1e-12, and the
+    backward drops the projection there (the clamped columns' ∂t = c·∂u/1e-12)."""
+    model, grid = _model(2, COSINE), ragged_grid()
+    params = getattr(model, side)
+    nodes = grid.x if side == "f" else grid.y
+
+    def norms():
+        ws = [p.detach()[0].double() for p in params]
+        h = nodes.double()
+        for i in range(0, len(ws) - 2, 2):
+            h = torch.relu(h @ ws[i] + ws[i + 1])
+        return (h @ ws[-2] + ws[-1]).norm(dim=1)
+
+    with torch.no_grad():  # the outputs scale with the last layer: the longest to 0.8e-12
+        scale = 0.8e-12 / norms().max().item()
+        for p in params[-2:]:
+            p.mul_(scale)
+    # every node clamped, and u = t/1e-12 of order 1 (where the projection would matter)
+    assert 0.05e-12 < norms().min() and norms().max() < 1e-12
+    _check(model, grid, 3)
 
 
 def test_one_and_two_hidden_layers(compiled):

@@ -3,6 +3,8 @@
 from crl_approx.runtime import rule_logging
 
 with rule_logging(snakemake):  # noqa: F821 (injected by Snakemake)
-    from crl_approx.numerics import spectrum  # imported inside, so the log times the imports too
+    from crl_approx.numerics import (
+        spectrum_rule,  # imported inside, so the log times the imports too
+    )
 
-    spectrum.run(gmm=snakemake.params.gmm, tau=snakemake.params.tau, output=snakemake.output)  # noqa: F821
+    spectrum_rule.run(gmm=snakemake.params.gmm, tau=snakemake.params.tau, output=snakemake.output)  # noqa: F821

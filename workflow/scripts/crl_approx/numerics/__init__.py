@@ -2,6 +2,7 @@
 shares.
 
 - ``spectrum``: the PMI operator on Gauss–Hermite quadrature, its spectrum, the InfoNCE loss.
+- ``spectrum_rule``: what the compute_spectrum rule writes (the tables, their convergence).
 - ``lse``: the loss's weighted row logsumexp, bitwise scipy's, in fewer passes over the grid.
 - ``crosscheck``: independent 2-D integrals that check the quadrature.
 - ``floor``: the best achievable rank-D InfoNCE excess (``rank_d_floor``), and the best
