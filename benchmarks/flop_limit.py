@@ -160,11 +160,6 @@ def snakemake(dest: Path, *args: str) -> str:
     return proc.stdout + proc.stderr
 
 
-#: the cells whose step train.step_kernels = fused changes (the sampled step of the inner score,
-#: the population step of either score)
-FUSABLE = ("samples", "fresh", "digits", "population")
-
-
 def measure(name: str, dest: Path, cfg: dict, kernels: str = "aten") -> dict:
     """One run of one cell's job alone, between two measurements of the host's one-thread matmul
     peak (:func:`bracketed`); its limit at their mean. ``kernels``: train.step_kernels."""
@@ -261,9 +256,9 @@ def main() -> None:
     cfg = yaml.safe_load((REPO / "config" / "config.yaml").read_text())
     default = cfg["train"]["step_kernels"]
     kernels = args.kernels.split(",") if args.kernels else [default]
-    # (cell, kernels) pairs: every kernel set for a cell whose step it changes, the config's for
-    # the others
-    pairs = [(c, k) for c in cells for k in (kernels if CELLS[c][2] in FUSABLE else [default])]
+    # (cell, kernels) pairs: every cell's step depends on the kernel set (the sampled inner-score
+    # and the population steps; no cell here trains the sampled cosine step)
+    pairs = [(c, k) for c in cells for k in kernels]
     # every cell's inputs first (datasets, digits), untimed
     targets = [CELLS[c][1] for c in cells]
     rules = sorted({CELLS[c][0] for c in cells})
